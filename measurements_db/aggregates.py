@@ -1,0 +1,306 @@
+"""Plain-data aggregates of `cake-evidence/1`: the interface between the store and the solver.
+
+The store's query layer (`measurements_db.queries`) and the pure reference aggregator in this
+module (`aggregate_records`) both produce these objects; the solver and the dashboard consume
+them and never see SQL. Nothing here imports SQLAlchemy, torch or Triton, so the policy and the
+solver run (and are tested) without a database or a GPU.
+
+Semantics (ROUTING-POLICY.md sections 3 and 4, made precise where the contract is silent):
+
+* Timing. A timing point is (workload, program, op, T). Its latency is the pooled median of every
+  per-replay sample of copy 0 over all sessions, rounds and runs (copy 1 is the A/A second copy and
+  only feeds the noise floor). A session is identified by (run_id, session), so sessions of two runs
+  never merge. Published records carry `median_us` and no samples: the pooled median is the
+  published median (when several published records exist the median of their medians is used) and
+  the session spread is unknown (None).
+* Spread: (max - min) / min of the per-session medians, None with fewer than two sessions.
+* A/A floor of a workload, op and T: the largest |1 - median(copy 1) / median(copy 0)| over every
+  (session, program) that timed both copies. None when no A/A pair exists.
+* Accuracy. Records are first aggregated per (run, program, workload, T, family): inputs add up,
+  `worst` is the maximum, `median` is the median over inputs of each input's median (per-input
+  records) or the record's own median (an aggregate record; several aggregate records of one run
+  combine by maximum, which is conservative). Runs are then combined into a family aggregate:
+  inputs add up, worst and median are the maxima over runs ("the worse run counts"), and the per-run
+  aggregates are kept in `runs` so the eager-reference rule can be judged run by run (a program fails
+  it when it fails in any run).
+* Measured evidence outranks published evidence: where a (program, workload, T) has any measured
+  record of a kind (timing or accuracy), published records of that kind are ignored there.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+FAMILIES: tuple[str, ...] = ("gaussian", "same_sign", "outlier_rows")
+FORMS: tuple[str, ...] = ("plain", "residual", "heads_strided", "heads_contiguous")
+W_DTYPES: tuple[str, ...] = ("bf16", "fp32")
+TIMING_OPS: tuple[str, ...] = ("fwd", "bwd", "2xfwd+bwd")
+ROUTE_OPS: tuple[str, ...] = ("fwd", "bwd")
+
+
+@dataclass(frozen=True, order=True)
+class WorkloadKey:
+    """Everything that identifies a workload except T and the op: the solver's unit of work."""
+
+    arch: str
+    H: int
+    x_dtype: str
+    w_dtype: str
+    form: str
+
+
+@dataclass(frozen=True, order=True)
+class RouteKey:
+    """(arch, op, H, w_dtype, form, mode) as in ROUTING-POLICY.md section 1."""
+
+    arch: str
+    op: str
+    H: int
+    w_dtype: str
+    form: str
+    mode: str  # "det" or "nondet" for bwd; "any" for fwd
+
+    def as_dict(self) -> dict:
+        return {"op": self.op, "H": self.H, "w_dtype": self.w_dtype, "form": self.form, "mode": self.mode}
+
+
+@dataclass(frozen=True)
+class ProgramInfo:
+    name: str
+    op: str
+    family: str
+    deterministic: bool
+    runnable: bool
+    fingerprint: str
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class TimingAggregate:
+    program: str
+    op: str  # "fwd", "bwd" or "2xfwd+bwd"
+    T: int
+    median_us: float  # pooled median (the latency)
+    session_medians: Mapping[str, float]  # "run_id/session" -> median of that session's samples
+    spread: float | None  # (max - min) / min of session medians; None with < 2 sessions
+    n: int  # samples behind the pooled median
+    timer: str  # "cupti", "events" or "mixed"
+    source: str  # "measured" or "published"
+    run_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FamilyAccuracy:
+    """One family's accuracy at a point: for one run (inside `runs`) or combined over runs."""
+
+    family: str
+    inputs: int
+    worst: float | None  # dw err/tol, worst element over all inputs (None: published verdict only)
+    median: float | None  # median over inputs of each input's median over dw elements
+    eager_worst: float | None
+    eager_median: float | None
+    source: str  # "measured" or "published"
+    verdict: str | None = None  # published: "pass" / "fail" when stated without a number
+    qualified_by_source: bool | None = None
+    run_id: str | None = None  # set on per-run entries
+    runs: tuple["FamilyAccuracy", ...] = ()  # per-run entries on a combined aggregate
+
+
+@dataclass(frozen=True)
+class AccuracyAggregate:
+    program: str
+    T: int
+    families: Mapping[str, FamilyAccuracy]
+    source: str  # "measured" or "published"
+
+
+@dataclass
+class WorkloadEvidence:
+    """All aggregates of one workload (arch, H, x_dtype, w_dtype, form), every op and T."""
+
+    key: WorkloadKey
+    programs: dict[str, ProgramInfo] = field(default_factory=dict)
+    # (program, op, T) -> timing
+    timing: dict[tuple[str, str, int], TimingAggregate] = field(default_factory=dict)
+    # (program, T) -> accuracy (accuracy records carry no op: the program's op applies)
+    accuracy: dict[tuple[str, int], AccuracyAggregate] = field(default_factory=dict)
+    # (op, T) -> A/A floor
+    aa_floor: dict[tuple[str, int], float] = field(default_factory=dict)
+
+    def sampled_T(self, op: str) -> list[int]:
+        return sorted({T for (_, o, T) in self.timing if o == op})
+
+
+def median(values: Iterable[float]) -> float:
+    """The median used everywhere in the project (mean of the two middle values for even n)."""
+    return float(statistics.median(values))
+
+
+def spread_of(session_medians: Mapping[str, float]) -> float | None:
+    vals = list(session_medians.values())
+    if len(vals) < 2:
+        return None
+    lo = min(vals)
+    return (max(vals) - lo) / lo if lo > 0 else math.inf
+
+
+def workload_of(rec: Mapping) -> WorkloadKey:
+    return WorkloadKey(rec["arch"], int(rec["H"]), rec["x_dtype"], rec["w_dtype"], rec["form"])
+
+
+def _max_opt(vals: Iterable[float | None]) -> float | None:
+    present = [v for v in vals if v is not None]
+    return max(present) if present else None
+
+
+def combine_runs(family: str, per_run: list[FamilyAccuracy]) -> FamilyAccuracy:
+    """Combine one family's per-run aggregates: the worse run counts (see module docstring)."""
+    measured = [r for r in per_run if r.source == "measured"]
+    runs = measured or per_run
+    verdicts = {r.verdict for r in runs if r.verdict}
+    verdict = "fail" if "fail" in verdicts else ("pass" if verdicts else None)
+    qbs = [r.qualified_by_source for r in runs if r.qualified_by_source is not None]
+    return FamilyAccuracy(
+        family=family,
+        inputs=sum(r.inputs for r in runs),
+        worst=_max_opt(r.worst for r in runs),
+        median=_max_opt(r.median for r in runs),
+        eager_worst=_max_opt(r.eager_worst for r in runs),
+        eager_median=_max_opt(r.eager_median for r in runs),
+        source="measured" if measured else "published",
+        verdict=verdict,
+        qualified_by_source=(all(qbs) if qbs else None),
+        runs=tuple(sorted(runs, key=lambda r: r.run_id or "")),
+    )
+
+
+def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadEvidence]:
+    """Reference aggregation of already-validated `cake-evidence/1` records (any order).
+
+    The store's query layer must return objects equal to these for the same evidence; this
+    function is also what the solver's unit tests feed synthetic evidence through.
+    """
+    runs: dict[str, Mapping] = {}
+    programs: dict[str, ProgramInfo] = {}
+    timing_recs: list[Mapping] = []
+    acc_recs: list[Mapping] = []
+    for rec in records:
+        kind = rec["kind"]
+        if kind == "run":
+            runs[rec["run_id"]] = rec
+        elif kind == "program":
+            programs[rec["name"]] = ProgramInfo(
+                name=rec["name"], op=rec["op"], family=rec["family"],
+                deterministic=bool(rec["deterministic"]), runnable=bool(rec["runnable"]),
+                fingerprint=rec["fingerprint"], description=rec.get("description"),
+            )
+        elif kind == "timing":
+            timing_recs.append(rec)
+        elif kind == "accuracy":
+            acc_recs.append(rec)
+
+    def source_of(run_id: str) -> str:
+        run = runs.get(run_id)
+        return run["source"] if run is not None else "measured"
+
+    out: dict[WorkloadKey, WorkloadEvidence] = {}
+
+    def ev(wk: WorkloadKey) -> WorkloadEvidence:
+        if wk not in out:
+            out[wk] = WorkloadEvidence(key=wk)
+        return out[wk]
+
+    # ---- timing -------------------------------------------------------------------------
+    # (wk, program, op, T) -> list of records
+    tgroups: dict[tuple, list[Mapping]] = defaultdict(list)
+    for rec in timing_recs:
+        tgroups[(workload_of(rec), rec["program"], rec["op"], int(rec["T"]))].append(rec)
+    # (wk, op, T) -> (session, program) -> copy -> samples, for the A/A floor
+    aa: dict[tuple, dict[tuple, dict[int, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for (wk, prog, op, T), recs in tgroups.items():
+        measured = [r for r in recs if source_of(r["run_id"]) == "measured"]
+        use = measured or recs
+        source = "measured" if measured else "published"
+        pooled: list[float] = []
+        sessions: dict[str, list[float]] = defaultdict(list)
+        published_medians: list[float] = []
+        published_n = 0
+        timers = set()
+        for r in use:
+            timers.add(r["timer"])
+            samples = r.get("samples_us")
+            sess = f'{r["run_id"]}/{r["session"]}'
+            if samples is not None:
+                aa[(wk, op, T)][(sess, prog)][int(r["copy"])].extend(samples)
+                if int(r["copy"]) == 0:
+                    pooled.extend(samples)
+                    sessions[sess].extend(samples)
+            elif int(r["copy"]) == 0:
+                published_medians.append(float(r["median_us"]))
+                published_n += int(r.get("n") or 0)
+        if pooled:
+            med, n = median(pooled), len(pooled)
+            sm = {s: median(v) for s, v in sorted(sessions.items())}
+        elif published_medians:
+            med, n = median(published_medians), published_n
+            sm = {}
+        else:
+            continue  # only A/A copies: no latency for this point
+        ev(wk).timing[(prog, op, T)] = TimingAggregate(
+            program=prog, op=op, T=T, median_us=med, session_medians=sm, spread=spread_of(sm), n=n,
+            timer=timers.pop() if len(timers) == 1 else "mixed", source=source,
+            run_ids=tuple(sorted({r["run_id"] for r in use})),
+        )
+    for (wk, op, T), by_sess in aa.items():
+        floors = [abs(1.0 - median(c[1]) / median(c[0])) for c in by_sess.values() if c.get(0) and c.get(1)]
+        if floors:
+            ev(wk).aa_floor[(op, T)] = max(floors)
+
+    # ---- accuracy -----------------------------------------------------------------------
+    # (wk, program, T, family, run_id) -> records
+    agroups: dict[tuple, list[Mapping]] = defaultdict(list)
+    for rec in acc_recs:
+        agroups[(workload_of(rec), rec["program"], int(rec["T"]), rec["family"], rec["run_id"])].append(rec)
+    per_point: dict[tuple, dict[str, list[FamilyAccuracy]]] = defaultdict(lambda: defaultdict(list))
+    for (wk, prog, T, fam, run_id), recs in agroups.items():
+        per_input = [r for r in recs if int(r.get("inputs", 1)) == 1 and r.get("seed") is not None]
+        aggs = [r for r in recs if r not in per_input]
+        medians = [r.get("dw_err_over_tol_median") for r in per_input if r.get("dw_err_over_tol_median") is not None]
+        e_medians = [r.get("eager_err_over_tol_median") for r in per_input if r.get("eager_err_over_tol_median") is not None]
+        med_parts = ([median(medians)] if medians else []) + [r.get("dw_err_over_tol_median") for r in aggs]
+        emed_parts = ([median(e_medians)] if e_medians else []) + [r.get("eager_err_over_tol_median") for r in aggs]
+        verdicts = {r.get("verdict") for r in recs if r.get("verdict")}
+        qbs = [bool(r["qualified_by_source"]) for r in recs if r.get("qualified_by_source") is not None]
+        per_point[(wk, prog, T)][fam].append(FamilyAccuracy(
+            family=fam,
+            inputs=sum(int(r.get("inputs", 1)) for r in recs),
+            worst=_max_opt(r.get("dw_err_over_tol_max") for r in recs),
+            median=_max_opt(med_parts),
+            eager_worst=_max_opt(r.get("eager_err_over_tol_max") for r in recs),
+            eager_median=_max_opt(emed_parts),
+            source=source_of(run_id),
+            verdict=("fail" if "fail" in verdicts else ("pass" if verdicts else None)),
+            qualified_by_source=(all(qbs) if qbs else None),
+            run_id=run_id,
+        ))
+    for (wk, prog, T), fams in per_point.items():
+        any_measured = any(r.source == "measured" for runs_ in fams.values() for r in runs_)
+        combined = {}
+        for fam, runs_ in sorted(fams.items()):
+            if any_measured:
+                runs_ = [r for r in runs_ if r.source == "measured"]
+                if not runs_:
+                    continue
+            combined[fam] = combine_runs(fam, runs_)
+        ev(wk).accuracy[(prog, T)] = AccuracyAggregate(
+            program=prog, T=T, families=combined, source="measured" if any_measured else "published",
+        )
+
+    for wk, e in out.items():
+        names = {p for (p, _, _) in e.timing} | {p for (p, _) in e.accuracy}
+        e.programs = {n: programs[n] for n in sorted(names) if n in programs}
+    return out
