@@ -1,0 +1,294 @@
+"""One test per routing rule (ROUTING-POLICY.md), on small synthetic cake-evidence/1 records."""
+
+from __future__ import annotations
+
+from cake_kernels.routes.table import Window
+from measurements_db.aggregates import RouteKey
+
+from cake_router.policy import Policy
+from cake_router.solver import solve_key
+from router_evidence import Evidence
+
+
+def solve(e: Evidence, mode: str = "det", op: str = "bwd", policy: Policy | None = None, incumbent=None):
+    key = RouteKey(e.arch, op, e.H, e.w_dtype, e.form, "any" if op == "fwd" else mode)
+    sol = solve_key(e.evidence(), key, policy or Policy(), incumbent)
+    return sol
+
+
+def spans(sol):
+    return [(w.lo, w.hi, w.program, w.reason) for w in sol.windows]
+
+
+def two_programs() -> Evidence:
+    return Evidence().program("bwd.pair").program("bwd.twosum", family="twosum_pair")
+
+
+def test_accuracy_cut_snaps_down_to_grid_above_131072():
+    e = two_programs()
+    for T in (1024, 65536, 300000, 400000, 1048576):
+        e.point("bwd.twosum", T, us=T / 100 + 20, worst=0.01)
+    for T in (1024, 65536, 300000):
+        e.point("bwd.pair", T, us=T / 120 + 10, worst=0.5)
+    e.point("bwd.pair", 400000, us=400000 / 120 + 10, worst=1.3)  # leaves the budget
+    e.point("bwd.pair", 1048576, us=1048576 / 120 + 10, worst=3.0)
+    assert spans(solve(e)) == [
+        (1, 262144, "bwd.pair", "fastest"),  # last in-budget point 300000 snapped down to the grid
+        (262145, None, "bwd.twosum", "accuracy-cut"),
+    ]
+
+
+def test_accuracy_cut_below_grid_is_not_snapped():
+    e = two_programs()
+    for T in (1024, 65536, 100000):
+        e.point("bwd.twosum", T, us=T / 100 + 20, worst=0.01)
+    e.point("bwd.pair", 1024, us=5, worst=0.2).point("bwd.pair", 65536, us=300, worst=0.9)
+    e.point("bwd.pair", 100000, us=500, worst=1.5)
+    assert spans(solve(e))[0] == (1, 65536, "bwd.pair", "fastest")
+    assert spans(solve(e))[1][:2] == (65537, None)
+
+
+def test_snap_keeps_unsnapped_cut_when_successor_not_eligible_below():
+    # twosum is unqualified at 300000, so the cut cannot move below 300000.
+    e = two_programs()
+    e.point("bwd.twosum", 1024, us=30).point("bwd.twosum", 400000, us=5000)
+    e.timing("bwd.twosum", 300000, 4000).acc("bwd.twosum", 300000, 0.01, inputs=60)
+    e.point("bwd.pair", 1024, us=10).point("bwd.pair", 300000, us=3000, worst=0.4)
+    e.point("bwd.pair", 400000, us=4000, worst=2.0)
+    assert spans(solve(e))[:2] == [(1, 300000, "bwd.pair", "fastest"), (300001, None, "bwd.twosum", "accuracy-cut")]
+
+
+def test_speed_crossover_interpolates_in_log_T():
+    e = two_programs()
+    e.point("bwd.pair", 1000, us=10).point("bwd.pair", 10000, us=30)
+    e.point("bwd.twosum", 1000, us=20).point("bwd.twosum", 10000, us=20)
+    # a - b = -10 at 1000 and +10 at 10000: the crossing is halfway in log T, sqrt(1e7) = 3162.28
+    assert spans(solve(e)) == [(1, 3162, "bwd.pair", "fastest"), (3163, None, "bwd.twosum", "fastest")]
+
+
+def test_speed_crossover_asymmetric():
+    e = two_programs()
+    e.point("bwd.pair", 1000, us=10).point("bwd.pair", 8000, us=40)
+    e.point("bwd.twosum", 1000, us=20).point("bwd.twosum", 8000, us=20)
+    # u = -10 / (-10 - 20) = 1/3: T* = 1000 * 8 ** (1/3) = 2000 exactly
+    assert spans(solve(e))[0][:2] == (1, 2000)
+
+
+def _neutral_evidence(slower: float) -> Evidence:
+    e = two_programs()
+    for T in (1024, 4096, 16384):
+        e.point("bwd.twosum", T, us=100.0)
+        e.point("bwd.pair", T, us=100.0 * slower)
+    return e
+
+
+def test_neutral_keep_against_incumbent():
+    inc = [Window(1, None, "bwd.pair", "fastest")]
+    sol = solve(_neutral_evidence(1.015), incumbent=inc)
+    assert spans(sol) == [(1, None, "bwd.pair", "neutral-keep")]
+    # without an incumbent the faster program wins
+    assert spans(solve(_neutral_evidence(1.015))) == [(1, None, "bwd.twosum", "fastest")]
+    # 3 % slower is beyond the 2 % threshold: the incumbent loses its window
+    assert spans(solve(_neutral_evidence(1.03), incumbent=inc)) == [(1, None, "bwd.twosum", "fastest")]
+
+
+def test_neutral_threshold_uses_aa_floor_when_larger():
+    e = _neutral_evidence(1.03)
+    for T in (1024, 4096, 16384):  # A/A copy 4 % off: the floor (0.04) beats 2 %
+        e.timing("bwd.twosum", T, 104.0, copy=1)
+    inc = [Window(1, None, "bwd.pair", "fastest")]
+    assert spans(solve(e, incumbent=inc)) == [(1, None, "bwd.pair", "neutral-keep")]
+
+
+def test_neutral_resolve_against_own_output_is_stable():
+    e = _neutral_evidence(1.015)
+    first = solve(e)
+    inc = [Window(w.lo, w.hi, w.program, w.reason) for w in first.windows]
+    assert spans(solve(e, incumbent=inc)) == spans(first)
+
+
+def test_merge_small_advantage_window_into_cheaper_neighbour():
+    e = Evidence().program("bwd.a").program("bwd.b").program("bwd.c")
+    lat = {  # T: (a, b, c)
+        1024: (10, 20, 20), 2048: (12, 20, 20), 4096: (20.2, 20.0, 20.3), 8192: (40, 30, 25), 16384: (80, 60, 40),
+    }
+    for T, (a, b, c) in lat.items():
+        e.point("bwd.a", T, us=a).point("bwd.b", T, us=b).point("bwd.c", T, us=c)
+    sol = solve(e)
+    progs = [w.program for w in sol.windows]
+    assert "bwd.b" not in progs  # b beat both neighbours by < 2 % at its only point
+    assert progs == ["bwd.a", "bwd.c"]
+    assert sol.windows[0].reason == "merged"  # merged into a (1 % cost < 1.5 %)
+    assert sol.windows[0].hi >= 4096
+
+
+def test_unqualified_evidence_cannot_make_a_program_eligible():
+    e = two_programs()
+    for T in (1024, 4096):
+        e.timing("bwd.pair", T, 10).acc("bwd.pair", T, 0.01, inputs=60)  # fast but only 60 per family
+        e.point("bwd.twosum", T, us=20)
+    assert [w.program for w in solve(e).windows] == ["bwd.twosum"]
+    assert solve(e).windows[0].reason == "only-in-budget"
+
+
+def test_unqualified_everywhere_is_no_eligible_program():
+    e = two_programs()
+    e.timing("bwd.pair", 1024, 10).acc("bwd.pair", 1024, 0.02, inputs=60)
+    e.timing("bwd.twosum", 1024, 20).acc("bwd.twosum", 1024, 0.01, inputs=60)
+    sol = solve(e)
+    assert sol.windows[0].reason == "no-eligible-program"
+    assert sol.windows[0].program == "bwd.twosum"  # smallest worst err/tol
+
+
+def test_the_worse_run_counts():
+    e = two_programs()
+    e.run("r2")
+    for T in (1024, 4096):
+        e.point("bwd.twosum", T, us=20)
+        e.timing("bwd.pair", T, 10).acc("bwd.pair", T, 0.3)
+    e.acc("bwd.pair", 4096, 1.2, run="r2")  # a second run breaches at 4096
+    assert [(w.program, w.reason) for w in solve(e).windows] == [("bwd.pair", "fastest"), ("bwd.twosum", "accuracy-cut")]
+    assert solve(e).windows[0].hi == 1024
+
+
+def test_rerun_rule_above_095():
+    def ev(inputs: int) -> Evidence:
+        e = two_programs()
+        for T in (1024, 4096):
+            e.point("bwd.twosum", T, us=20)
+            e.timing("bwd.pair", T, 10).acc("bwd.pair", T, 0.97, inputs=inputs, eager_worst=5.0)
+        return e
+    assert [w.program for w in solve(ev(120)).windows] == ["bwd.twosum"]
+    # with 240 per family it counts; above the largest T it is unverified (0.97 > 0.5 headroom)
+    assert [(w.program, w.reason) for w in solve(ev(240)).windows] == [("bwd.pair", "fastest"), ("bwd.twosum", "unverified")]
+    nxt = solve(ev(120)).next
+    assert any(i.kind == "accuracy" and i.programs == ("bwd.pair",) and "rerun" in i.why for i in nxt)
+
+
+def _eager(w_dtype: str, worst: float, eager_worst: float, median: float, eager_median: float) -> Evidence:
+    e = Evidence(w_dtype=w_dtype).program("bwd.pair").program("bwd.twosum", family="twosum_pair")
+    for T in (1024, 65536):
+        e.point("bwd.twosum", T, us=T / 50 + 20, worst=0.001, median=0.0001, eager_worst=eager_worst, eager_median=eager_median)
+    e.point("bwd.pair", 1024, us=10, worst=0.001, median=0.0001, eager_worst=0.1, eager_median=0.01)
+    e.point("bwd.pair", 65536, us=100, worst=worst, median=median, eager_worst=eager_worst, eager_median=eager_median)
+    return e
+
+
+def test_eager_reference_fp32_weight_compares_worst():
+    sol = solve(_eager("fp32", worst=0.3, eager_worst=0.2, median=0.01, eager_median=0.02))
+    assert [(w.program, w.reason) for w in sol.windows] == [("bwd.pair", "fastest"), ("bwd.twosum", "eager-reference")]
+    assert sol.windows[0].hi == 1024
+
+
+def test_eager_reference_bf16_weight_ignores_worst_but_compares_median():
+    sol = solve(_eager("bf16", worst=0.3, eager_worst=0.2, median=0.01, eager_median=0.02))
+    assert [w.program for w in sol.windows] == ["bwd.pair"]
+    sol = solve(_eager("bf16", worst=0.3, eager_worst=0.5, median=0.05, eager_median=0.02))
+    assert [(w.program, w.reason) for w in sol.windows] == [("bwd.pair", "fastest"), ("bwd.twosum", "eager-reference")]
+
+
+def test_eager_reference_floor_at_001():
+    # 0.008 > 0.002 but both floor to 0.01: no failure at the rounding floor
+    sol = solve(_eager("fp32", worst=0.008, eager_worst=0.002, median=0.005, eager_median=0.001))
+    assert [w.program for w in sol.windows] == ["bwd.pair"]
+
+
+def test_eager_reference_failing_in_any_run_fails():
+    e = _eager("fp32", worst=0.3, eager_worst=0.5, median=0.01, eager_median=0.02)
+    e.run("r2")
+    # r2 alone: worst 0.25 > eager 0.2. Combined maxima (0.3 vs 0.5) would hide it.
+    e.acc("bwd.pair", 65536, 0.25, median=0.01, eager_worst=0.2, eager_median=0.02, run="r2")
+    assert [w.reason for w in solve(e).windows] == ["fastest", "eager-reference"]
+
+
+def test_det_mode_excludes_nondet_programs():
+    e = Evidence().program("bwd.atomic", det=False, family="atomic").program("bwd.pair")
+    for T in (1024, 4096):
+        e.point("bwd.atomic", T, us=5).point("bwd.pair", T, us=10)
+    assert [w.program for w in solve(e, mode="det").windows] == ["bwd.pair"]
+    assert [w.program for w in solve(e, mode="nondet").windows] == ["bwd.atomic"]
+
+
+def test_peers_are_never_routed():
+    e = Evidence().program("peer.quack", family="peer", runnable=False).program("bwd.pair")
+    e.point("peer.quack", 1024, us=1).point("bwd.pair", 1024, us=10)
+    sol = solve(e)
+    assert [w.program for w in sol.windows] == ["bwd.pair"]
+    assert sol.points[0].peer == "peer.quack"
+
+
+def test_above_largest_sampled_T_extends_only_with_headroom():
+    e = two_programs()
+    for T in (1024, 65536):
+        e.point("bwd.pair", T, us=T / 100, worst=0.6 if T == 65536 else 0.1)
+        e.point("bwd.twosum", T, us=T / 50 + 5, worst=0.02)
+    sol = solve(e)
+    assert spans(sol) == [(1, 65536, "bwd.pair", "fastest"), (65537, None, "bwd.twosum", "unverified")]
+    e2 = two_programs()
+    for T in (1024, 65536):
+        e2.point("bwd.pair", T, us=T / 100, worst=0.5).point("bwd.twosum", T, us=T / 50 + 5, worst=0.02)
+    assert spans(solve(e2)) == [(1, None, "bwd.pair", "fastest")]
+
+
+def test_no_eligible_program_routes_to_most_accurate_and_is_marked():
+    e = two_programs()
+    e.point("bwd.pair", 1024, us=10, worst=0.1).point("bwd.twosum", 1024, us=20, worst=0.05)
+    e.point("bwd.pair", 65536, us=100, worst=3.0).point("bwd.twosum", 65536, us=200, worst=1.5)
+    sol = solve(e)
+    assert spans(sol)[0] == (1, 1024, "bwd.pair", "fastest")
+    assert spans(sol)[1] == (1025, 65536, "bwd.twosum", "no-eligible-program")
+    assert spans(sol)[2] == (65537, None, "bwd.twosum", "unverified")
+
+
+def test_noisy_point_cannot_move_a_window_edge():
+    e = two_programs()
+    for T in (1024, 2048, 8192):
+        e.point("bwd.pair", T, us=10).point("bwd.twosum", T, us=20)
+    e.point("bwd.pair", 4096, us=10)
+    e.timing("bwd.twosum", 4096, 9.0, spread=0.10).acc("bwd.twosum", 4096, 0.01)  # faster but `~`
+    sol = solve(e)
+    assert [w.program for w in sol.windows] == ["bwd.pair"]
+    assert sol.windows[0].evidence["noisy_points"] == 1
+    assert any(i.T == 4096 and i.kind == "timing" for i in sol.next)
+
+
+def test_sessions_disagreeing_is_not_faster():
+    e = two_programs()
+    for T in (1024, 2048, 8192):
+        e.point("bwd.pair", T, us=10).point("bwd.twosum", T, us=20)
+    e.point("bwd.pair", 4096, us=10)
+    # pooled median lower, but one session says twosum is slower: not "faster", edge does not move
+    e.timing("bwd.twosum", 4096, 9.0, session_factors=[1.0, 1.0, 1.0, 1.2]).acc("bwd.twosum", 4096, 0.01)
+    assert [w.program for w in solve(e).windows] == ["bwd.pair"]
+
+
+def test_published_stated_outcome_counts_when_trusted():
+    e = Evidence().program("fi.det", runnable=False, family="blocked")
+    e.published_timing("fi.det", 1024, 5.0).published_acc("fi.det", 1024, "pass")
+    assert spans(solve(e))[0][2:] == ("fi.det", "only-in-budget")
+    distrust = Policy(trust_published=False)
+    assert solve(e, policy=distrust).windows[0].reason == "no-eligible-program"
+
+
+def test_measured_outranks_published():
+    e = Evidence().program("bwd.pair").program("bwd.twosum", family="twosum_pair")
+    e.published_acc("bwd.pair", 1024, "pass")
+    e.point("bwd.pair", 1024, us=10, worst=1.4)  # measured breach wins over the published pass
+    e.point("bwd.twosum", 1024, us=20)
+    assert [w.program for w in solve(e).windows] == ["bwd.twosum"]
+
+
+def test_forward_programs_in_budget_without_accuracy_evidence():
+    e = Evidence().program("fwd.row", op="fwd")
+    e.timing("fwd.row", 1024, 3.0, op="fwd").timing("fwd.row", 65536, 40.0, op="fwd")
+    sol = solve(e, op="fwd")
+    assert spans(sol) == [(1, None, "fwd.row", "only-in-budget")]
+    assert sol.windows[0].evidence == {"sampled_T": 2}
+
+
+def test_gap_around_cut_is_a_next_measurement():
+    e = two_programs()
+    e.point("bwd.pair", 1000, us=10).point("bwd.pair", 10000, us=30)
+    e.point("bwd.twosum", 1000, us=20).point("bwd.twosum", 10000, us=20)
+    items = solve(e).next
+    assert any(i.T == 3162 and i.kind == "timing+accuracy" for i in items)
