@@ -243,7 +243,7 @@ def test_missing_column_is_named(tmp_path):
     [
         ("form", "residual", "plain, res"),
         ("det_us", "-1", "a positive finite number"),
-        ("markers", "[odd]", r"\[fix\]"),
+        ("markers", "[odd]", r"space-separated \[fix\]"),
         ("sota_name", "Triton", "TC, TCd"),
         ("arch", "sm_90a", "sm_100a"),
         ("sota_bang", "1", "1 exactly where sota_err_over_tol is given"),

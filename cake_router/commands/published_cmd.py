@@ -1,0 +1,236 @@
+"""`import-published` and `published-summary`: FlashInfer's published figures as evidence.
+
+`import-published [FILE]` converts the published rows (default: the CSV shipped in
+`measurements_db/data/`) to `cake-evidence/1` and imports them into the store; `--out` writes the
+JSONL and `--write-bundle` regenerates the embedded default bundle instead (byte-identical for the
+same CSV). `published-summary` recomputes the pull requests' summary tables from the records in
+the store (or, with `--csv`, straight from a CSV) so they can be compared with the published ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from cake_router import published
+from cake_router.cli import CliError
+from cake_router.commands.common import add_db_option, add_json_option, console, print_json
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "measurements_db" / "data"
+DEFAULT_CSV = DATA_DIR / "flashinfer-published-rows.csv"
+DEFAULT_BUNDLE = DATA_DIR / "published-flashinfer.jsonl.gz"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "import-published",
+        help="import FlashInfer's published timing rows as `source: published` evidence",
+        description=(
+            "Convert the published FlashInfer rows (CSV; its README explains every column) to "
+            "cake-evidence/1 and import them into the store. Re-running adds nothing. With --out or "
+            "--write-bundle and no --db, only the files are written."
+        ),
+    )
+    p.add_argument("file", nargs="?", default=str(DEFAULT_CSV), metavar="FILE",
+                   help=f"published rows CSV (default: {DEFAULT_CSV.name} shipped in measurements_db/data)")
+    add_db_option(p)
+    p.add_argument("--out", metavar="FILE.jsonl", help="also write the converted evidence as JSON Lines")
+    p.add_argument("--write-bundle", nargs="?", const=str(DEFAULT_BUNDLE), metavar="FILE.jsonl.gz",
+                   help=f"write the gzip bundle the embedded default store loads (default: {DEFAULT_BUNDLE.name})")
+    add_json_option(p)
+    p.set_defaults(func=cmd_import_published)
+
+    s = sub.add_parser(
+        "published-summary",
+        help="the published pull requests' summary tables, recomputed from the store",
+        description=(
+            "Per pull request, GPU and op: rows (without [kept] reference rows), det/new min-max and "
+            "rows below 1 by printed ratio, SOTA/new min-max and below 1 over rows with an in-budget "
+            "SOTA, and `!` rows (no candidate in the dw budget)."
+        ),
+    )
+    s.add_argument("--pr", type=int, default=None, metavar="N",
+                   help=f"one pull request ({', '.join(map(str, published.PULL_REQUESTS))}); default: all")
+    add_db_option(s)
+    s.add_argument("--csv", metavar="FILE", default=None,
+                   help="summarize a published rows CSV directly instead of the store")
+    s.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    add_json_option(s)
+    s.set_defaults(func=cmd_published_summary)
+
+
+# ---------------------------------------------------------------------------------------------
+# import-published
+# ---------------------------------------------------------------------------------------------
+
+
+def evidence_bytes(records: Iterable[Mapping]) -> bytes:
+    """JSON Lines, one record a line, keys sorted: the same records always give the same bytes."""
+    return "".join(
+        json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n" for rec in records
+    ).encode("utf-8")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def write_published_bundle(records: list[dict], path: str | os.PathLike) -> Path:
+    """Write the embedded default bundle (deterministic bytes for the same records).
+
+    Uses the store's bundle writer when it exists; until then, gzip with a zero timestamp and no
+    file name in the header, so the same records give the same bytes.
+    """
+    path = Path(path)
+    try:
+        from measurements_db.bundle import write_bundle
+    except ModuleNotFoundError:
+        buf = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
+            gz.write(evidence_bytes(records))
+        _write_atomic(path, buf.getvalue())
+        return path
+    write_bundle(records, path)
+    return path
+
+
+def convert(csv_path: str) -> list[dict]:
+    try:
+        return published.published_rows_to_evidence(csv_path)
+    except published.PublishedDataError as exc:
+        raise CliError(f"{exc}. Nothing was written.") from None
+
+
+def cmd_import_published(args: argparse.Namespace) -> int:
+    records = convert(args.file)
+    result: dict = {"file": args.file, "records": len(records), "written": []}
+    counts: dict[str, int] = {}
+    for rec in records:
+        counts[rec["kind"]] = counts.get(rec["kind"], 0) + 1
+    result["kinds"] = dict(sorted(counts.items()))
+
+    if args.out:
+        _write_atomic(Path(args.out), evidence_bytes(records))
+        result["written"].append(args.out)
+    if args.write_bundle:
+        result["written"].append(str(write_published_bundle(records, args.write_bundle)))
+
+    files_only = (args.out or args.write_bundle) and not args.db
+    if not files_only:
+        result["import"] = _import_into_store(records, args.db, args.file)
+
+    if args.json:
+        print_json(result)
+        return 0
+    con = console()
+    kinds = ", ".join(f"{n} {k}" for k, n in result["kinds"].items())
+    con.print(f"converted {args.file}: {len(records)} records ({kinds})")
+    for path in result["written"]:
+        con.print(f"wrote {path}")
+    if "import" in result:
+        con.print(f"imported into {result['import']['store']}: {result['import']['summary']}")
+    return 0
+
+
+def _import_into_store(records: list[dict], db: str | None, origin: str) -> dict:
+    try:
+        from measurements_db.engine import open_store
+        from measurements_db.evidence_io import import_evidence
+    except ModuleNotFoundError as exc:
+        raise CliError(f"the evidence store is not available ({exc}); use --out FILE.jsonl to write the evidence") from None
+    store = open_store(db)
+    try:
+        outcome = import_evidence(store, records, origin=origin)
+    finally:
+        close = getattr(store, "close", None)
+        if close:
+            close()
+    summary = outcome.as_dict() if hasattr(outcome, "as_dict") else outcome
+    return {"store": _store_label(store), "summary": summary}
+
+
+def _store_label(store) -> str:
+    url = getattr(store, "url", None)
+    return str(url) if url is not None else "the store"
+
+
+# ---------------------------------------------------------------------------------------------
+# published-summary
+# ---------------------------------------------------------------------------------------------
+
+
+def records_from_store(db: str | None) -> list[dict]:
+    """Every published record in the store, as `cake-evidence/1` dicts (extra keys included)."""
+    try:
+        from measurements_db.engine import open_store
+        from measurements_db.evidence_io import export_evidence
+    except ModuleNotFoundError as exc:
+        raise CliError(f"the evidence store is not available ({exc}); use --csv FILE to summarize a CSV") from None
+    store = open_store(db)
+    try:
+        return list(export_evidence(store))
+    finally:
+        close = getattr(store, "close", None)
+        if close:
+            close()
+
+
+def cmd_published_summary(args: argparse.Namespace) -> int:
+    if args.pr is not None and args.pr not in published.PULL_REQUESTS:
+        raise CliError(f"--pr {args.pr}: accepted: {', '.join(map(str, published.PULL_REQUESTS))}")
+    if args.csv and args.db:
+        raise CliError("give either --csv FILE or --db URL, not both")
+    records = convert(args.csv) if args.csv else records_from_store(args.db)
+    lines = published.published_summary(records, pr=args.pr)
+    if not lines:
+        where = args.csv or "the store"
+        raise CliError(
+            f"no published FlashInfer evidence{'' if args.pr is None else f' for pull request {args.pr}'} in "
+            f"{where}; run `python -m cake_router import-published` first"
+        )
+    if args.json:
+        print_json([line.as_dict() for line in lines])
+    elif args.markdown:
+        print(summary_markdown(lines), end="")
+    else:
+        con = console()
+        if not con.is_terminal:
+            con.width = max(con.width, 120)  # piped output: keep one table line per summary line
+        con.print(summary_table(lines))
+    return 0
+
+
+HEADERS = ("PR", "GPU", "op", "rows", "det/new", "det/new < 1", "SOTA/new", "SOTA/new < 1", "`!` rows")
+
+
+def _cells(s: published.PublishedSummary) -> tuple[str, ...]:
+    return (
+        f"#{s.pr}", s.gpu, s.op, str(s.rows), s.det_new_range(), str(s.det_new_below_1), s.sota_new_range(),
+        f"{s.sota_new_below_1} of {s.sota_in_budget}", str(s.bang_rows),
+    )
+
+
+def summary_table(lines: list[published.PublishedSummary]):
+    """A rich table of summary lines (labelled as published figures)."""
+    from rich.table import Table
+
+    table = Table(title="Published FlashInfer figures (source: published; ratios as printed)")
+    for h in HEADERS:
+        table.add_column(h, justify="left" if h in ("PR", "GPU", "op") else "right")
+    for s in lines:
+        table.add_row(*_cells(s))
+    return table
+
+
+def summary_markdown(lines: list[published.PublishedSummary]) -> str:
+    out = ["| " + " | ".join(HEADERS) + " |", "|" + "|".join("---" for _ in HEADERS) + "|"]
+    out += ["| " + " | ".join(_cells(s)) + " |" for s in lines]
+    return "\n".join(out) + "\n"
