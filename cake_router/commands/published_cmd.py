@@ -140,26 +140,34 @@ def cmd_import_published(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open(db: str | None, what: str):
+    """Open the store (lazily imported: converting needs no database)."""
+    try:
+        from measurements_db.engine import StoreError, open_store
+    except ModuleNotFoundError as exc:
+        raise CliError(f"the evidence store is not available ({exc}); {what}") from None
+    try:
+        return open_store(db)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+
+
 def _import_into_store(records: list[dict], db: str | None, origin: str) -> dict:
     try:
-        from measurements_db.engine import open_store
         from measurements_db.evidence_io import import_evidence
     except ModuleNotFoundError as exc:
         raise CliError(f"the evidence store is not available ({exc}); use --out FILE.jsonl to write the evidence") from None
-    store = open_store(db)
-    try:
+    with _open(db, "use --out FILE.jsonl to write the evidence") as store:
+        if store.embedded:
+            raise CliError(
+                "the embedded default store is read-only and already holds this evidence (from "
+                f"measurements_db/data/{DEFAULT_BUNDLE.name}); give --db URL or set CAKE_DB_URL to import "
+                "into another store, or --out FILE.jsonl to write it"
+            )
         outcome = import_evidence(store, records, origin=origin)
-    finally:
-        close = getattr(store, "close", None)
-        if close:
-            close()
+        label = store.display_url
     summary = outcome.as_dict() if hasattr(outcome, "as_dict") else outcome
-    return {"store": _store_label(store), "summary": summary}
-
-
-def _store_label(store) -> str:
-    url = getattr(store, "url", None)
-    return str(url) if url is not None else "the store"
+    return {"store": label, "summary": summary}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,19 +176,13 @@ def _store_label(store) -> str:
 
 
 def records_from_store(db: str | None) -> list[dict]:
-    """Every published record in the store, as `cake-evidence/1` dicts (extra keys included)."""
+    """Every record in the store, as `cake-evidence/1` dicts (extra keys included)."""
     try:
-        from measurements_db.engine import open_store
         from measurements_db.evidence_io import export_evidence
     except ModuleNotFoundError as exc:
         raise CliError(f"the evidence store is not available ({exc}); use --csv FILE to summarize a CSV") from None
-    store = open_store(db)
-    try:
+    with _open(db, "use --csv FILE to summarize a CSV") as store:
         return list(export_evidence(store))
-    finally:
-        close = getattr(store, "close", None)
-        if close:
-            close()
 
 
 def cmd_published_summary(args: argparse.Namespace) -> int:
