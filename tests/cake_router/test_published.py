@@ -270,6 +270,17 @@ def test_duplicate_row_is_rejected(tmp_path):
         published_rows_to_evidence(path)
 
 
+def test_two_dw_statements_for_one_candidate_are_rejected(tmp_path):
+    rows = _csv_rows()
+    i = next(i for i, r in enumerate(rows) if r["op"] == "bwd" and r["sota_err_over_tol"])
+    step = i + 1
+    assert rows[step]["op"] == "2xfwd+bwd" and rows[step]["sota_name"] == rows[i]["sota_name"]
+    rows[step] = dict(rows[step], sota_err_over_tol="9.5")
+    path = _write_csv(tmp_path / "two.csv", rows)
+    with pytest.raises(PublishedDataError, match=rf"two\.csv:{step + 2}: column 'sota_err_over_tol' has 9\.5 .* line {i + 2} states"):
+        published_rows_to_evidence(path)
+
+
 # --- the command line -------------------------------------------------------------------------
 
 
