@@ -1,0 +1,1 @@
+"""The cake routing service (FastAPI): dashboard pages, JSON API, authenticated evidence ingest."""

@@ -1,0 +1,321 @@
+"""Pure functions that turn aggregates and route tables into the service's views.
+
+Inputs are `measurements_db.aggregates` objects and `cake_kernels.routes.table.RouteTable`s; the
+outputs are plain dicts shaped like `api.models`. Accuracy verdicts come from the policy module
+(`cake_router.policy`), the project's one judge of "in budget", with the policy the table was
+solved with; when that module cannot be imported the verdicts are left out (null), never guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+from measurements_db.aggregates import FAMILIES, AccuracyAggregate, RouteKey, WorkloadEvidence, WorkloadKey
+
+LOUD_REASONS = ("no-eligible-program", "unverified")
+
+
+def route_key_dict(arch: str, key: tuple) -> dict:
+    op, H, w_dtype, form, mode = key
+    return {"arch": arch, "op": op, "H": int(H), "w_dtype": w_dtype, "form": form, "mode": mode}
+
+
+def key_label(k: dict) -> str:
+    return f"{k['op']} H={k['H']} {k['w_dtype']} {k['form']} {k['mode']}"
+
+
+def workload_of_key(k: dict) -> WorkloadKey:
+    # Route keys carry no x_dtype: x is BF16 by definition (ROUTING-POLICY.md section 1).
+    return WorkloadKey(k["arch"], int(k["H"]), "bf16", k["w_dtype"], k["form"])
+
+
+def workload_label(wk: WorkloadKey) -> str:
+    return f"H={wk.H} x={wk.x_dtype} w={wk.w_dtype} {wk.form}"
+
+
+def window_dict(w) -> dict:
+    return {"lo": w.lo, "hi": w.hi, "program": w.program, "reason": w.reason, "evidence": dict(w.evidence or {})}
+
+
+def table_policy(table) -> Any:
+    """The table's policy as a `Policy` (defaults for anything it does not state), or None."""
+    try:
+        from cake_router.policy import Policy, policy_from_mapping
+    except ImportError:
+        return None
+    raw = (table.doc or {}).get("policy") if table is not None else None
+    if isinstance(raw, dict):
+        try:
+            return policy_from_mapping(raw, where=f"policy of {table.path}")
+        except Exception:
+            pass
+    return Policy()
+
+
+def _fin(x: float | None) -> float | None:
+    """JSON has no infinity: a stated published failure (inf) is shown as null plus its verdict."""
+    if x is None or (isinstance(x, float) and (math.isinf(x) or math.isnan(x))):
+        return None
+    return float(x)
+
+
+def timing_points(ev: WorkloadEvidence | None, op: str, policy) -> list[dict]:
+    if ev is None:
+        return []
+    out = []
+    for (prog, o, T), t in sorted(ev.timing.items()):
+        if o != op:
+            continue
+        noisy = t.spread is not None and t.spread > (policy.spread_limit if policy is not None else 0.05)
+        out.append({
+            "program": prog, "T": T, "median_us": t.median_us, "spread": t.spread, "n": t.n, "timer": t.timer,
+            "source": t.source, "run_ids": list(t.run_ids), "session_medians": dict(t.session_medians), "noisy": noisy,
+        })
+    return out
+
+
+def accuracy_point(acc: AccuracyAggregate, op: str, w_dtype: str, policy) -> dict:
+    fams = []
+    for fam in FAMILIES:
+        fa = acc.families.get(fam)
+        if fa is None:
+            continue
+        fams.append({
+            "family": fam, "inputs": fa.inputs, "worst": _fin(fa.worst), "median": _fin(fa.median),
+            "eager_worst": _fin(fa.eager_worst), "eager_median": _fin(fa.eager_median), "source": fa.source,
+            "verdict": fa.verdict, "qualified_by_source": fa.qualified_by_source,
+            "runs": [r.run_id for r in fa.runs if r.run_id],
+        })
+    worsts = [f["worst"] for f in fams if f["worst"] is not None]
+    verdict = None
+    status = None
+    detail = None
+    if policy is not None:
+        from cake_router.policy import judge_accuracy
+
+        v = judge_accuracy(acc, op, w_dtype, policy)
+        verdict, status, detail = v.in_budget, v.status, v.detail
+    return {"program": acc.program, "T": acc.T, "source": acc.source, "worst": max(worsts) if worsts else None,
+            "families": fams, "in_budget": verdict, "status": status, "detail": detail}
+
+
+def accuracy_points(ev: WorkloadEvidence | None, op: str, w_dtype: str, policy, programs: Iterable[str]) -> list[dict]:
+    if ev is None:
+        return []
+    keep = set(programs)
+    return [accuracy_point(a, op, w_dtype, policy) for (p, T), a in sorted(ev.accuracy.items()) if p in keep]
+
+
+def key_programs(ev: WorkloadEvidence | None, op: str) -> list[str]:
+    """Programs of this op with evidence in the workload (timing or accuracy)."""
+    if ev is None:
+        return []
+    names = {p for (p, o, _) in ev.timing if o == op}
+    for (p, _T) in ev.accuracy:
+        info = ev.programs.get(p)
+        if info is not None and info.op == op:
+            names.add(p)
+    return sorted(names)
+
+
+def in_window(T: int, w: dict) -> bool:
+    return T >= w["lo"] and (w["hi"] is None or T <= w["hi"])
+
+
+def chosen_at(windows: list[dict], T: int) -> str | None:
+    for w in windows:
+        if in_window(T, w):
+            return w["program"]
+    return None
+
+
+def window_views(windows: list[dict], timing: list[dict], accuracy: list[dict], mode: str,
+                 programs: dict) -> list[dict]:
+    """Windows enriched from the store: sampled T inside, inputs per family, margin to the runner-up.
+
+    The margin is the runner-up's latency over the chosen one's at each sampled T (>1: the chosen
+    program is faster), the runner-up being the fastest other program allowed by the mode and, when
+    verdicts are available, in budget there. It is a display of the store's numbers; the table's own
+    `evidence` summary is shown next to it unchanged.
+    """
+    lat = {(t["program"], t["T"]): t["median_us"] for t in timing}
+    acc = {(a["program"], a["T"]): a for a in accuracy}
+    sampled_all = sorted({t["T"] for t in timing})
+    out = []
+    for i, w in enumerate(windows):
+        sampled = [T for T in sampled_all if in_window(T, w)]
+        ipf: dict[str, int] = {}
+        for T in sampled:
+            a = acc.get((w["program"], T))
+            for fam in FAMILIES:
+                n = 0
+                if a is not None:
+                    n = next((f["inputs"] for f in a["families"] if f["family"] == fam), 0)
+                ipf[fam] = min(ipf.get(fam, n), n)
+        ratios = []
+        runner = None
+        for T in sampled:
+            mine = lat.get((w["program"], T))
+            if mine is None:
+                continue
+            rivals = []
+            for (p, t2), v in lat.items():
+                if t2 != T or p == w["program"]:
+                    continue
+                info = programs.get(p)
+                if mode == "det" and info is not None and not info.get("deterministic", True):
+                    continue
+                a = acc.get((p, T))
+                if a is not None and a.get("in_budget") is False:
+                    continue
+                rivals.append((v, p))
+            if rivals:
+                v, p = min(rivals)
+                ratios.append(v / mine)
+                runner = runner or p
+        view = dict(w)
+        view.update({"index": i, "sampled": sampled, "inputs_per_family": ipf, "runner_up": runner,
+                     "margin_min": min(ratios) if ratios else None, "margin_max": max(ratios) if ratios else None})
+        out.append(view)
+    return out
+
+
+def program_views(ev: WorkloadEvidence | None, names: list[str], mode: str, chosen: set[str]) -> list[dict]:
+    out = []
+    for n in names:
+        info = ev.programs.get(n) if ev is not None else None
+        det = info.deterministic if info is not None else None
+        out.append({
+            "name": n, "op": info.op if info else "?", "family": info.family if info else None,
+            "deterministic": det, "runnable": info.runnable if info else None,
+            "fingerprint": info.fingerprint if info else None, "description": info.description if info else None,
+            "eligible_for_mode": not (mode == "det" and det is False), "chosen": n in chosen,
+        })
+    return out
+
+
+def key_view(k: dict, table_ref: dict, table, ev: WorkloadEvidence | None) -> dict:
+    """Everything the key page and `/api/key/...` show for one route key of one table."""
+    policy = table_policy(table)
+    raw_windows = [window_dict(w) for w in table.windows(k["op"], k["H"], k["w_dtype"], k["form"], k["mode"])]
+    names = key_programs(ev, k["op"])
+    for w in raw_windows:  # a routed program without evidence still gets a row
+        if w["program"] not in names:
+            names.append(w["program"])
+    timing = timing_points(ev, k["op"], policy)
+    accuracy = accuracy_points(ev, k["op"], k["w_dtype"], policy, names)
+    chosen = {w["program"] for w in raw_windows}
+    programs = program_views(ev, names, k["mode"], chosen)
+    pinfo = {p["name"]: p for p in programs}
+    windows = window_views(raw_windows, timing, accuracy, k["mode"], pinfo)
+    aa = {T: f for (o, T), f in sorted(ev.aa_floor.items()) if o == k["op"]} if ev is not None else {}
+    return {"key": k, "table": table_ref, "windows": windows, "programs": programs, "timing": timing,
+            "accuracy": accuracy, "aa_floor": aa, "has_evidence": bool(timing or accuracy)}
+
+
+def window_evidence(view: dict, index: int) -> dict:
+    """The evidence behind one window: every program's timing and accuracy at the sampled T in it."""
+    w = view["windows"][index]
+    sampled = set(w["sampled"])
+    return {
+        "key": view["key"], "table": view["table"], "window": w,
+        "timing": [t for t in view["timing"] if t["T"] in sampled],
+        "accuracy": [a for a in view["accuracy"] if a["T"] in sampled or in_window(a["T"], w)],
+        "aa_floor": {T: f for T, f in view["aa_floor"].items() if T in sampled},
+    }
+
+
+def arch_strips(arch: str, table) -> list[dict]:
+    out = []
+    for key in sorted(table.keys(), key=lambda k: (k[0], k[1], k[2], k[3], k[4])):
+        k = route_key_dict(arch, key)
+        ws = [window_dict(w) for w in table.windows(*key)]
+        out.append({"key": k, "windows": ws, "loud": sorted({w["reason"] for w in ws if w["reason"] in LOUD_REASONS})})
+    return out
+
+
+# ---- diff -------------------------------------------------------------------------------------
+
+def _segments(old: list[dict], new: list[dict]) -> list[dict]:
+    """Ranges of T where the two window lists route to different programs (merged when adjacent)."""
+    cuts = sorted({w["lo"] for w in old} | {w["lo"] for w in new} | {1})
+    segs: list[dict] = []
+    for i, lo in enumerate(cuts):
+        hi = cuts[i + 1] - 1 if i + 1 < len(cuts) else None
+        wo = next((w for w in old if in_window(lo, w)), None)
+        wn = next((w for w in new if in_window(lo, w)), None)
+        po, pn = (wo or {}).get("program"), (wn or {}).get("program")
+        if po == pn:
+            continue
+        seg = {"lo": lo, "hi": hi, "old_program": po, "new_program": pn,
+               "old_reason": (wo or {}).get("reason"), "new_reason": (wn or {}).get("reason")}
+        last = segs[-1] if segs else None
+        if last and last["hi"] is not None and last["hi"] + 1 == lo and all(
+                last[f] == seg[f] for f in ("old_program", "new_program", "old_reason", "new_reason")):
+            last["hi"] = hi
+        else:
+            segs.append(seg)
+    return segs
+
+
+def diff_tables(old_ref: dict, old, new_ref: dict, new) -> dict:
+    """Changed windows of two tables, grouped by the reason the new table gives (added and removed
+    keys under 'new coverage' and 'removed')."""
+    by_reason: dict[str, list[dict]] = {}
+    unchanged = changed = 0
+    keys = sorted(set(old.keys()) | set(new.keys()))
+    for key in keys:
+        wo = [window_dict(w) for w in old.windows(*key)]
+        wn = [window_dict(w) for w in new.windows(*key)]
+        k = route_key_dict(new.arch if wn else old.arch, key)
+        if not wo or not wn:
+            change = "added" if wn else "removed"
+            segs = _segments(wo, wn)
+            by_reason.setdefault("new coverage" if wn else "removed", []).append(
+                {"key": k, "change": change, "segments": segs})
+            changed += 1
+            continue
+        segs = _segments(wo, wn)
+        if not segs:
+            unchanged += 1
+            continue
+        changed += 1
+        reasons = sorted({s["new_reason"] or "?" for s in segs})
+        for r in reasons:
+            by_reason.setdefault(r, []).append(
+                {"key": k, "change": "changed", "segments": [s for s in segs if (s["new_reason"] or "?") == r]})
+    return {"old": old_ref, "new": new_ref, "by_reason": dict(sorted(by_reason.items())),
+            "unchanged_keys": unchanged, "changed_keys": changed}
+
+
+# ---- runs -------------------------------------------------------------------------------------
+
+def run_spread_and_floor(run_id: str, evidence: dict, policy) -> tuple[list[dict], list[dict]]:
+    """Session spread of this run's sessions at every timing point it measured, and the A/A floor
+    of the workloads and T it timed (the store's floor over every run that timed an A/A pair)."""
+    spread: list[dict] = []
+    floors: list[dict] = []
+    limit = policy.spread_limit if policy is not None else 0.05
+    prefix = f"{run_id}/"
+    for wk, ev in sorted(evidence.items()):
+        seen: set[tuple[str, int]] = set()
+        for (prog, op, T), t in sorted(ev.timing.items()):
+            if run_id not in t.run_ids:
+                continue
+            mine = {s: v for s, v in t.session_medians.items() if s.startswith(prefix)}
+            sp = None
+            if len(mine) >= 2:
+                lo = min(mine.values())
+                sp = (max(mine.values()) - lo) / lo if lo > 0 else None
+            spread.append({"workload": workload_label(wk), "program": prog, "op": op, "T": T,
+                           "session_medians": mine, "spread": sp, "noisy": sp is not None and sp > limit})
+            seen.add((op, T))
+        for (op, T), f in sorted(ev.aa_floor.items()):
+            if (op, T) in seen:
+                floors.append({"workload": workload_label(wk), "op": op, "T": T, "floor": f})
+    return spread, floors
+
+
+def route_key_of(k: dict) -> RouteKey:
+    return RouteKey(k["arch"], k["op"], k["H"], k["w_dtype"], k["form"], k["mode"])
