@@ -69,11 +69,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def evidence_bytes(records: Iterable[Mapping]) -> bytes:
-    """JSON Lines, one record a line, keys sorted: the same records always give the same bytes."""
-    return "".join(
-        json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n" for rec in records
-    ).encode("utf-8")
+def validated_records(records: list[dict], origin: str) -> list[dict]:
+    """The records as the store's parser normalizes them; a record it rejects is a CliError.
+
+    The converter's own checks should make this impossible; it guards against the converter and
+    the evidence format drifting apart before anything is written.
+    """
+    from measurements_db.evidence_io import EvidenceError, validate_record
+
+    try:
+        return [validate_record(rec, f"{origin} (converted)", i) for i, rec in enumerate(records, 1)]
+    except EvidenceError as exc:
+        raise CliError(f"the converted evidence does not follow cake-evidence/1: {exc}. Nothing was written.") from None
+
+
+def evidence_text(records: list[dict]) -> str:
+    """Canonical `cake-evidence/1` JSON Lines (the store's export format): same records, same text."""
+    from measurements_db.evidence_io import format_records
+
+    return format_records(records)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -86,8 +100,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def write_published_bundle(records: list[dict], path: str | os.PathLike) -> Path:
     """Write the embedded default bundle (deterministic bytes for the same records).
 
-    Uses the store's bundle writer when it exists; until then, gzip with a zero timestamp and no
-    file name in the header, so the same records give the same bytes.
+    Uses the store's bundle writer when it exists; until then, the canonical JSON Lines gzipped
+    with a zero timestamp and no file name in the header, so the same records give the same bytes.
     """
     path = Path(path)
     try:
@@ -95,7 +109,7 @@ def write_published_bundle(records: list[dict], path: str | os.PathLike) -> Path
     except ModuleNotFoundError:
         buf = io.BytesIO()
         with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
-            gz.write(evidence_bytes(records))
+            gz.write(evidence_text(records).encode("utf-8"))
         _write_atomic(path, buf.getvalue())
         return path
     write_bundle(records, path)
@@ -103,10 +117,12 @@ def write_published_bundle(records: list[dict], path: str | os.PathLike) -> Path
 
 
 def convert(csv_path: str) -> list[dict]:
+    """The CSV's evidence, checked by the converter and by the store's parser."""
     try:
-        return published.published_rows_to_evidence(csv_path)
+        records = published.published_rows_to_evidence(csv_path)
     except published.PublishedDataError as exc:
         raise CliError(f"{exc}. Nothing was written.") from None
+    return validated_records(records, csv_path)
 
 
 def cmd_import_published(args: argparse.Namespace) -> int:
@@ -118,7 +134,7 @@ def cmd_import_published(args: argparse.Namespace) -> int:
     result["kinds"] = dict(sorted(counts.items()))
 
     if args.out:
-        _write_atomic(Path(args.out), evidence_bytes(records))
+        _write_atomic(Path(args.out), evidence_text(records).encode("utf-8"))
         result["written"].append(args.out)
     if args.write_bundle:
         result["written"].append(str(write_published_bundle(records, args.write_bundle)))
@@ -136,16 +152,17 @@ def cmd_import_published(args: argparse.Namespace) -> int:
     for path in result["written"]:
         con.print(f"wrote {path}")
     if "import" in result:
-        con.print(f"imported into {result['import']['store']}: {result['import']['summary']}")
+        imp = result["import"]
+        added = ", ".join(f"{n} {k}" for k, n in imp["added"].items() if n) or "nothing new"
+        skipped = sum(imp["skipped"].values())
+        con.print(f"imported into {imp['store']}: added {added}; {skipped} already there")
     return 0
 
 
-def _open(db: str | None, what: str):
-    """Open the store (lazily imported: converting needs no database)."""
-    try:
-        from measurements_db.engine import StoreError, open_store
-    except ModuleNotFoundError as exc:
-        raise CliError(f"the evidence store is not available ({exc}); {what}") from None
+def _open(db: str | None):
+    """Open the store (imported lazily: `--help` and conversion need no database)."""
+    from measurements_db.engine import StoreError, open_store
+
     try:
         return open_store(db)
     except StoreError as exc:
@@ -153,21 +170,21 @@ def _open(db: str | None, what: str):
 
 
 def _import_into_store(records: list[dict], db: str | None, origin: str) -> dict:
-    try:
-        from measurements_db.evidence_io import import_evidence
-    except ModuleNotFoundError as exc:
-        raise CliError(f"the evidence store is not available ({exc}); use --out FILE.jsonl to write the evidence") from None
-    with _open(db, "use --out FILE.jsonl to write the evidence") as store:
+    from measurements_db.engine import StoreError
+    from measurements_db.evidence_io import EvidenceError, import_evidence
+
+    with _open(db) as store:
         if store.embedded:
             raise CliError(
                 "the embedded default store is read-only and already holds this evidence (from "
                 f"measurements_db/data/{DEFAULT_BUNDLE.name}); give --db URL or set CAKE_DB_URL to import "
                 "into another store, or --out FILE.jsonl to write it"
             )
-        outcome = import_evidence(store, records, origin=origin)
-        label = store.display_url
-    summary = outcome.as_dict() if hasattr(outcome, "as_dict") else outcome
-    return {"store": label, "summary": summary}
+        try:
+            outcome = import_evidence(store, records, name=origin)
+        except (EvidenceError, StoreError) as exc:
+            raise CliError(f"{exc}. Nothing was imported.") from None
+        return {"store": store.display_url, **outcome.as_dict()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,12 +194,10 @@ def _import_into_store(records: list[dict], db: str | None, origin: str) -> dict
 
 def records_from_store(db: str | None) -> list[dict]:
     """Every record in the store, as `cake-evidence/1` dicts (extra keys included)."""
-    try:
-        from measurements_db.evidence_io import export_evidence
-    except ModuleNotFoundError as exc:
-        raise CliError(f"the evidence store is not available ({exc}); use --csv FILE to summarize a CSV") from None
-    with _open(db, "use --csv FILE to summarize a CSV") as store:
-        return list(export_evidence(store))
+    from measurements_db.evidence_io import export_records
+
+    with _open(db) as store:
+        return export_records(store)
 
 
 def cmd_published_summary(args: argparse.Namespace) -> int:
