@@ -10,12 +10,9 @@ the store (or, with `--csv`, straight from a CSV) so they can be compared with t
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
 import json
 import os
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from cake_router import published
 from cake_router.cli import CliError
@@ -98,20 +95,10 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def write_published_bundle(records: list[dict], path: str | os.PathLike) -> Path:
-    """Write the embedded default bundle (deterministic bytes for the same records).
+    """Write the embedded default bundle with the store's writer (same records, same bytes)."""
+    from measurements_db.bundle import write_bundle
 
-    Uses the store's bundle writer when it exists; until then, the canonical JSON Lines gzipped
-    with a zero timestamp and no file name in the header, so the same records give the same bytes.
-    """
     path = Path(path)
-    try:
-        from measurements_db.bundle import write_bundle
-    except ModuleNotFoundError:
-        buf = io.BytesIO()
-        with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
-            gz.write(evidence_text(records).encode("utf-8"))
-        _write_atomic(path, buf.getvalue())
-        return path
     write_bundle(records, path)
     return path
 
