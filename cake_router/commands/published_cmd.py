@@ -10,8 +10,8 @@ the store (or, with `--csv`, straight from a CSV) so they can be compared with t
 from __future__ import annotations
 
 import argparse
-import json
 import os
+from collections import Counter
 from pathlib import Path
 
 from cake_router import published
@@ -80,27 +80,11 @@ def validated_records(records: list[dict], origin: str) -> list[dict]:
         raise CliError(f"the converted evidence does not follow cake-evidence/1: {exc}. Nothing was written.") from None
 
 
-def evidence_text(records: list[dict]) -> str:
-    """Canonical `cake-evidence/1` JSON Lines (the store's export format): same records, same text."""
-    from measurements_db.evidence_io import format_records
-
-    return format_records(records)
-
-
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
-
-
-def write_published_bundle(records: list[dict], path: str | os.PathLike) -> Path:
-    """Write the embedded default bundle with the store's writer (same records, same bytes)."""
-    from measurements_db.bundle import write_bundle
-
-    path = Path(path)
-    write_bundle(records, path)
-    return path
 
 
 def convert(csv_path: str) -> list[dict]:
@@ -113,18 +97,18 @@ def convert(csv_path: str) -> list[dict]:
 
 
 def cmd_import_published(args: argparse.Namespace) -> int:
-    records = convert(args.file)
-    result: dict = {"file": args.file, "records": len(records), "written": []}
-    counts: dict[str, int] = {}
-    for rec in records:
-        counts[rec["kind"]] = counts.get(rec["kind"], 0) + 1
-    result["kinds"] = dict(sorted(counts.items()))
+    from measurements_db.bundle import write_bundle
+    from measurements_db.evidence_io import format_records
 
+    records = convert(args.file)
+    result: dict = {"file": args.file, "records": len(records), "written": [],
+                    "kinds": dict(sorted(Counter(rec["kind"] for rec in records).items()))}
     if args.out:
-        _write_atomic(Path(args.out), evidence_text(records).encode("utf-8"))
+        _write_atomic(Path(args.out), format_records(records).encode("utf-8"))
         result["written"].append(args.out)
     if args.write_bundle:
-        result["written"].append(str(write_published_bundle(records, args.write_bundle)))
+        write_bundle(records, args.write_bundle)  # canonical text, fixed gzip header: same CSV, same bytes
+        result["written"].append(args.write_bundle)
 
     files_only = (args.out or args.write_bundle) and not args.db
     if not files_only:
