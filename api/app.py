@@ -198,18 +198,15 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
         return V.diff_tables(table_ref(src, eo, to), to, table_ref(src, en, tn), tn)
 
     def run_view(src: DataSource, run_id: str) -> dict:
+        from measurements_db.engine import StoreError
+
         try:
             detail = src.run_detail(run_id)
-        except LookupError:
-            detail = None
-        if detail is None:
-            raise NotFound(f"no run {run_id!r} in the store")
-        d = as_dict(detail)
-        run = d.get("run", d) if isinstance(d, dict) else {}
-        counts = {k: v for k, v in d.items() if k != "run"} if isinstance(d, dict) and "run" in d else {}
-        arch = run.get("arch")
-        spread, floors = V.run_spread_and_floor(run_id, src.evidence(arch), None) if arch else ([], [])
-        return {"run": run, "counts": counts, "aa_floor": floors, "spread": spread}
+        except StoreError:
+            if any(r.get("run_id") == run_id for r in src.runs()):
+                raise  # the run exists: a real store problem, not a bad request
+            raise NotFound(f"no run {run_id!r} in the store") from None
+        return V.run_view(as_dict(detail))
 
     # ---- static files -------------------------------------------------------------------------
     @app.get("/static/{name}", include_in_schema=False)
@@ -364,7 +361,7 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
     @app.get("/diff", response_class=HTMLResponse, tags=["pages"], responses=ERRORS, summary="diff of two tables")
     def page_diff(request: Request, src: Src, old: Annotated[str | None, Query(pattern=TABLE_PATTERN)] = None,
                   new: Annotated[str | None, Query(pattern=TABLE_PATTERN)] = None):
-        ids = [e.id for e in src.table_entries()] + [f"solved:{a}" for a in src.arches() if src.can_solve]
+        ids = [e.id for e in src.table_entries()] + [f"solved:{a}" for a in src.arches() if f"solved:{a}" in src.table_ids_for(a)]
         view = diff_view(src, old, new) if old and new else None
         return page(request, "diff.html", {"view": view, "ids": ids, "old": old, "new": new, "key_label": V.key_label})
 

@@ -203,6 +203,8 @@ class AccuracyPoint(BaseModel):
     worst: float | None = Field(description="worst dw err/tol over the families present")
     families: list[FamilyAccuracyModel]
     in_budget: bool | None = Field(default=None, description="the policy module's verdict; null when unavailable")
+    status: str | None = Field(default=None, description="policy status: in-budget, breach, unqualified, rerun, eager-reference, no-evidence")
+    detail: str | None = Field(default=None, description="why, in the policy module's words")
 
 
 class ProgramView(BaseModel):
@@ -285,6 +287,8 @@ class SessionSpread(BaseModel):
     T: int
     session_medians: dict[str, float]
     spread: float | None
+    median_us: float | None = None
+    n: int | None = None
     noisy: bool
 
 
@@ -292,14 +296,29 @@ class AAFloor(BaseModel):
     workload: str
     op: str
     T: int
+    session: str | None = None
+    program: str | None = None
+    ratio: float | None = None
     floor: float
 
 
+class RunAccuracy(BaseModel):
+    workload: str
+    program: str
+    T: int
+    family: str
+    inputs: int | None
+    worst: float | None
+    verdict: str | None = None
+    records: int | None = None
+
+
 class RunDetail(BaseModel):
-    run: dict[str, Any] = Field(description="the run record: provenance")
-    counts: dict[str, Any] = Field(default_factory=dict)
-    aa_floor: list[AAFloor]
-    spread: list[SessionSpread]
+    run: dict[str, Any] = Field(description="the run record and its import provenance")
+    summary: dict[str, Any]
+    spread: list[SessionSpread] = Field(description="this run's per-session medians and spread per timing point")
+    aa_floor: list[AAFloor] = Field(description="this run's A/A pairs: |1 - copy1/copy0| per session")
+    accuracy: list[RunAccuracy]
 
 
 class IngestResult(BaseModel):
@@ -317,4 +336,4 @@ class ErrorDetail(BaseModel):
 class StoreStats(BaseModel):
     model_config = ConfigDict(extra="allow")
     url: str
-    stats: dict[str, Any]
+    stats: dict[str, Any] = Field(description="measurements_db.queries.stats: totals, per arch, program and workload")

@@ -168,9 +168,18 @@ class DataSource:
     def table_entries(self) -> list[TableEntry]:
         return list(self._entries.values())
 
+    def _solvable(self, arch: str) -> bool:
+        """A solved table is offered for an arch with evidence in the store (and a solver)."""
+        if self._solver is None:
+            return False
+        try:
+            return arch in self.store_arches()
+        except Exception:
+            return False
+
     def table_ids_for(self, arch: str) -> list[str]:
         ids = [e.id for e in self._entries.values() if e.arch == arch]
-        if self._solver is not None:
+        if self._solvable(arch):
             ids.append(f"solved:{arch}")
         return ids
 
@@ -182,6 +191,8 @@ class DataSource:
         if m.group(1) == "solved":
             if self._solver is None:
                 raise NotFound("solving from the store is not available (the solver module is missing)")
+            if not self._solvable(m.group(2)):
+                raise NotFound(f"table {table_id!r}: the store holds no evidence of {m.group(2)} to solve from")
             return TableEntry("solved", m.group(2), None)
         e = self._entries.get(table_id)
         if e is None:
@@ -210,7 +221,7 @@ class DataSource:
         """runtime, else published, else solved: what the arch page shows when not told."""
         for kind in TABLE_KINDS:
             tid = f"{kind}:{arch}"
-            if tid in self._entries or (kind == "solved" and self._solver is not None):
+            if tid in self._entries or (kind == "solved" and self._solvable(arch)):
                 return tid
         return None
 

@@ -291,30 +291,32 @@ def diff_tables(old_ref: dict, old, new_ref: dict, new) -> dict:
 
 # ---- runs -------------------------------------------------------------------------------------
 
-def run_spread_and_floor(run_id: str, evidence: dict, policy) -> tuple[list[dict], list[dict]]:
-    """Session spread of this run's sessions at every timing point it measured, and the A/A floor
-    of the workloads and T it timed (the store's floor over every run that timed an A/A pair)."""
-    spread: list[dict] = []
-    floors: list[dict] = []
-    limit = policy.spread_limit if policy is not None else 0.05
-    prefix = f"{run_id}/"
-    for wk, ev in sorted(evidence.items()):
-        seen: set[tuple[str, int]] = set()
-        for (prog, op, T), t in sorted(ev.timing.items()):
-            if run_id not in t.run_ids:
-                continue
-            mine = {s: v for s, v in t.session_medians.items() if s.startswith(prefix)}
-            sp = None
-            if len(mine) >= 2:
-                lo = min(mine.values())
-                sp = (max(mine.values()) - lo) / lo if lo > 0 else None
-            spread.append({"workload": workload_label(wk), "program": prog, "op": op, "T": T,
-                           "session_medians": mine, "spread": sp, "noisy": sp is not None and sp > limit})
-            seen.add((op, T))
-        for (op, T), f in sorted(ev.aa_floor.items()):
-            if (op, T) in seen:
-                floors.append({"workload": workload_label(wk), "op": op, "T": T, "floor": f})
-    return spread, floors
+def _wl(d: dict) -> str:
+    return f"H={d.get('H')} x={d.get('x_dtype')} w={d.get('w_dtype')} {d.get('form')}"
+
+
+def run_view(detail: dict, spread_limit: float = 0.05) -> dict:
+    """The run page from `queries.run_detail`: provenance, this run's session spread per timing
+    point, its A/A pairs (noise floor per session) and its accuracy per family.
+
+    `spread_limit` is the policy default (the run page judges no table, so no table's policy applies).
+    """
+    spread = []
+    for p in detail.get("points", []):
+        sp = p.get("spread")
+        spread.append({"workload": _wl(p), "program": p["program"], "op": p["op"], "T": p["T"],
+                       "session_medians": p.get("session_medians") or {}, "spread": sp,
+                       "median_us": p.get("median_us"), "n": p.get("n"),
+                       "noisy": sp is not None and sp > spread_limit})
+    floors = [{"workload": _wl(a), "op": a["op"], "T": a["T"], "session": a.get("session"), "program": a.get("program"),
+               "ratio": a.get("ratio"), "floor": a["floor"]} for a in detail.get("aa_pairs", [])]
+    accuracy = [{"workload": _wl(a), "program": a["program"], "T": a["T"], "family": a["family"],
+                 "inputs": a.get("inputs"), "worst": _fin(a.get("worst")), "verdict": a.get("verdict"),
+                 "records": a.get("records")} for a in detail.get("accuracy", [])]
+    summary = {"timing points": len(spread), "A/A pairs": len(floors), "accuracy entries": len(accuracy),
+               "largest session spread": detail.get("max_spread"), "largest A/A floor": detail.get("max_aa_floor")}
+    return {"run": detail.get("run", {}), "summary": summary, "spread": spread, "aa_floor": floors,
+            "accuracy": accuracy}
 
 
 def route_key_of(k: dict) -> RouteKey:
