@@ -361,3 +361,15 @@ def test_summary_through_postgres(capsys):
     import os
 
     _store_round_trip(os.environ["CAKE_TEST_PG_URL"], capsys)
+
+
+def test_summary_from_the_embedded_default(tmp_path, monkeypatch, capsys):
+    # a fresh clone: no --db, no $CAKE_DB_URL, the shipped bundles only
+    monkeypatch.delenv("CAKE_DB_URL", raising=False)
+    monkeypatch.setenv("CAKE_CACHE_DIR", str(tmp_path / "cache"))
+    assert run_cli("published-summary", "--pr", "8827", "--json") == 0
+    lines = {(d["gpu"], d["op"]): d for d in json.loads(capsys.readouterr().out)}
+    assert (lines["B200", "bwd"]["sota_in_budget"], lines["R200", "bwd"]["det_new_below_1"]) == (86, 69)
+    # and importing into it is refused with what to do instead
+    assert run_cli("import-published") == 2
+    assert "give --db URL or set CAKE_DB_URL" in capsys.readouterr().err
