@@ -32,6 +32,7 @@ CUT_TEXT = {
     "accuracy": "accuracy cut at the previous program's last in-budget sampled T (snapped down to the grid above its first value)",
     "eager": "accuracy cut (eager-reference failure) at the previous program's last passing sampled T",
     "loud": "edge of a no-eligible-program span",
+    "coverage": "the previous program has no evidence at the next sampled T: its window ends at its last sampled T",
     "above-largest": "above the largest sampled T",
 }
 
@@ -153,21 +154,21 @@ def _spans(old: list[Window], new: list[Window]) -> list[tuple[int, int | None, 
 
 
 def _category(reason: str, rows: list[dict], policy: Policy) -> str:
-    statuses = {r["old_status"] for r in rows if r.get("old_status")}
-    if rows and statuses:
-        if rules.EAGER in statuses:
-            return "eager-reference failure"
-        if statuses - {rules.IN_BUDGET}:
-            return "budget breach"
-        ratios = [r["ratio"] for r in rows if r.get("ratio") is not None]
-        if ratios and all(abs(x - 1.0) <= policy.neutral for x in ratios):
-            return "neutral re-route"
-        return "speed"
+    """Why a span changed program. The new window's reason decides accuracy changes (an accuracy cut
+    may move an edge below the breach itself, by grid snapping); evidence rows decide the rest."""
     if reason == "eager-reference":
         return "eager-reference failure"
     if reason in ("accuracy-cut", "only-in-budget") or reason in LOUD_REASONS:
         return "budget breach"
+    statuses = {r["old_status"] for r in rows if r.get("old_status")}
+    if rules.EAGER in statuses:
+        return "eager-reference failure"
+    if statuses - {rules.IN_BUDGET}:
+        return "budget breach"
     if reason == "neutral-keep":
+        return "neutral re-route"
+    ratios = [r["ratio"] for r in rows if r.get("ratio") is not None]
+    if ratios and all(abs(x - 1.0) <= policy.neutral for x in ratios):
         return "neutral re-route"
     return "speed"
 

@@ -91,7 +91,7 @@ class SolvedWindow:
     program: str
     reason: str
     evidence: dict
-    cut: str  # how the window's start was decided: start | speed | accuracy | eager | loud | above-largest
+    cut: str  # how the window's start was decided: start | speed | accuracy | eager | coverage | loud | above-largest
     points: list[int] = field(default_factory=list)  # sampled T inside the window
 
     def as_dict(self) -> dict:
@@ -414,6 +414,10 @@ def _cut(points: list[Point], a: Segment, b: Segment, lo_a: int, policy: Policy)
     if b.loud:
         return t1, "loud"
     va2 = pb.verdicts.get(a.program)
+    if a.program not in pb.timing and (va2 is None or va2.source is None):
+        # No evidence of a at t2 at all (a coverage gap, not a budget exit): a is still never
+        # extrapolated past its last sampled point, but the next window is not an accuracy cut.
+        return t1, "coverage"
     if va2 is None or not va2.in_budget:
         kind = "eager" if va2 is not None and va2.status == rules.EAGER else "accuracy"
         snapped = rules.snap_down(t1, policy.grid)

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import Mapping
 
 from rich.table import Table
 
@@ -67,24 +68,32 @@ def load_workloads(args: argparse.Namespace, arch: str | None) -> dict[str, list
             raise _cli_error(f"unknown arch {arch!r}: the evidence files hold {', '.join(arches) or 'no arch'}")
         return by_arch if arch is None else {arch: by_arch[arch]}
     try:
-        from measurements_db.engine import open_store
         from measurements_db import queries
+        from measurements_db.engine import StoreError, open_store
     except ImportError as exc:
         raise _cli_error(f"the evidence store is not available ({exc}); pass --evidence FILE.jsonl to solve from files") from None
-    url = getattr(args, "db", None) or os.environ.get("CAKE_DB_URL") or None
-    store = open_store(url)
-    lister = getattr(queries, "arches", None) or getattr(queries, "list_arches", None)
-    known = sorted(lister(store)) if lister else None
-    wanted = [arch] if arch is not None else (known or [])
-    out = {}
-    for a in wanted:
-        evs = list(queries.workload_evidence(store, a))
-        if not evs:
-            if arch is not None:
-                have = ", ".join(known) if known else "(the store does not list its arches)"
-                raise _cli_error(f"unknown arch {a!r}: the store has evidence for {have}")
-            continue
-        out[a] = evs
+    # open_store resolves the URL: --db, then $CAKE_DB_URL, then the embedded default.
+    try:
+        store = open_store(getattr(args, "db", None), create=False)
+    except StoreError as exc:
+        raise _cli_error(str(exc)) from None
+    try:
+        known = sorted(queries.arches(store))
+        wanted = [arch] if arch is not None else known
+        out = {}
+        for a in wanted:
+            evs = queries.workload_evidence(store, a)
+            evs = list(evs.values()) if isinstance(evs, Mapping) else list(evs)
+            if not evs:
+                if arch is not None:
+                    raise _cli_error(f"unknown arch {a!r}: the store {store.display_url} has evidence for "
+                                     f"{', '.join(known) or 'no arch'}")
+                continue
+            out[a] = evs
+    finally:
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
     return out
 
 
@@ -134,6 +143,14 @@ def _add_evidence_option(p: argparse.ArgumentParser) -> None:
 
 # ---- solve ---------------------------------------------------------------------------------
 
+def _table(title: str, columns) -> Table:
+    """A rich table whose cells fold instead of truncating (program names must stay whole)."""
+    t = Table(title=title, title_justify="left")
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    return t
+
+
 def _span(lo, hi) -> str:
     return f"{lo}..{'inf' if hi is None else hi}"
 
@@ -174,9 +191,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     con = console()
     for ks in sol.keys:
         k = ks.key
-        t = Table(title=f"{k.arch} {k.op} H={k.H} w={k.w_dtype} {k.form} mode={k.mode}", title_justify="left")
-        for c in ("T window", "program", "reason", "sampled T", "speed-up vs runner-up", "worst err/tol", "inputs/family"):
-            t.add_column(c)
+        t = _table(f"{k.arch} {k.op} H={k.H} w={k.w_dtype} {k.form} mode={k.mode}", ("T window", "program", "reason", "sampled T", "speed-up vs runner-up", "worst err/tol", "inputs/family"))
         for w in ks.windows:
             su, worst, ipf = _ev_text(w.evidence)
             style = "bold red" if w.reason in LOUD_REASONS else None
@@ -188,9 +203,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         con.print(f"[yellow]skipped[/]: {s}")
     n_next = sum(len(k["items"]) for k in nxt["keys"])
     if n_next:
-        t = Table(title=f"next measurements ({n_next})", title_justify="left")
-        for c in ("key", "T", "kind", "programs", "why"):
-            t.add_column(c)
+        t = _table(f"next measurements ({n_next})", ("key", "T", "kind", "programs", "why"))
         for kd in nxt["keys"]:
             for it in kd["items"]:
                 t.add_row(f'{kd["op"]} H={kd["H"]} {kd["w_dtype"]} {kd["form"]} {kd["mode"]}', str(it["T"]), it["kind"],
@@ -241,11 +254,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if "shipped" in out and out["shipped"].get("program") not in (None, w["program"]):
         con.print(f"[yellow]the shipped table {out['shipped']['path']} routes {out['shipped']['program']} here: re-run solve[/]")
     for p in out["points"]:
-        t = Table(title=f"T={p['T']}  winner={p['winner']}  runner-up={p['runner_up']}  margin="
+        t = _table(f"T={p['T']}  winner={p['winner']}  runner-up={p['runner_up']}  margin="
                         f"{'-' if p['margin'] is None else format(p['margin'], '.4f')}  A/A floor={p['aa_floor']}"
-                        f"{'  ~noisy' if p['noisy'] else ''}", title_justify="left")
-        for c in ("program", "latency us", "spread", "eligible", "accuracy", "worst err/tol", "inputs/family", "detail"):
-            t.add_column(c)
+                        f"{'  ~noisy' if p['noisy'] else ''}", ("program", "latency us", "spread", "eligible", "accuracy", "worst err/tol", "inputs/family", "detail"))
         for r in p["rows"]:
             t.add_row(r["program"], "-" if r["latency_us"] is None else f"{r['latency_us']:.3f}",
                       "-" if r["spread"] is None else f"{r['spread']:.3f}", "yes" if r["eligible"] else "no",
@@ -253,9 +264,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                       str(r["inputs_per_family"] if r["inputs_per_family"] is not None else "-"), r["detail"])
         con.print(t)
         if p["accuracy"]:
-            t = Table(title=f"accuracy of {w['program']} at T={p['T']}", title_justify="left")
-            for c in ("family", "inputs", "worst", "median", "eager worst", "eager median", "source", "runs"):
-                t.add_column(c)
+            t = _table(f"accuracy of {w['program']} at T={p['T']}", ("family", "inputs", "worst", "median", "eager worst", "eager median", "source", "runs"))
             for f in p["accuracy"]:
                 t.add_row(f["family"], str(f["inputs"]), *[("-" if f[k] is None else f"{f[k]:.4g}") for k in ("worst", "median", "eager_worst", "eager_median")],
                           f["source"], ", ".join(r or "?" for r in f["runs"]))
@@ -290,9 +299,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         for r in rows:
             print("| " + " | ".join(cells(r)) + " |")
         return 0
-    t = Table(title=f"{args.arch}: chosen program vs runner-up and fastest peer (ratios: other / chosen)", title_justify="left")
-    for c in cols:
-        t.add_column(c)
+    t = _table(f"{args.arch}: chosen program vs runner-up and fastest peer (ratios: other / chosen)", cols)
     for r in rows:
         t.add_row(*cells(r), style="bold red" if r["reason"] in ("no-eligible-program", "unverified") else None)
     console().print(t)

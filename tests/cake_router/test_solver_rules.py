@@ -292,3 +292,13 @@ def test_gap_around_cut_is_a_next_measurement():
     e.point("bwd.twosum", 1000, us=20).point("bwd.twosum", 10000, us=20)
     items = solve(e).next
     assert any(i.T == 3162 and i.kind == "timing+accuracy" for i in items)
+
+
+def test_program_without_evidence_at_next_point_ends_there_without_accuracy_cut():
+    e = two_programs()
+    for T in (1024, 4096, 16384):
+        e.point("bwd.twosum", T, us=20)
+    e.point("bwd.pair", 1024, us=10).point("bwd.pair", 16384, us=10)  # nothing at 4096
+    sol = solve(e)
+    assert spans(sol) == [(1, 1024, "bwd.pair", "fastest"), (1025, 16383, "bwd.twosum", "only-in-budget"),
+                          (16384, None, "bwd.pair", "fastest")]  # pair never extends below its first point

@@ -1,0 +1,154 @@
+"""The solve / diff / explain / report commands end to end on cake-evidence/1 files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cake_kernels.routes.table import load_table, routes_dir
+from cake_router.cli import main
+from cake_router.tables import default_table_path, published_dir
+from router_evidence import Evidence
+
+ARCH = "sm_90a"
+
+
+def write_evidence(path, pair_breach_at_400k: bool = True) -> str:
+    e = Evidence().program("bwd.pair").program("bwd.twosum", family="twosum_pair")
+    e.program("peer.q", family="peer", runnable=False).program("fwd.row", op="fwd")
+    for T in (1024, 65536, 300000, 400000, 1048576):
+        e.point("bwd.twosum", T, us=T / 100 + 20, worst=0.01)
+        e.timing("peer.q", T, T / 130 + 5)
+        e.timing("fwd.row", T, T / 300 + 3, op="fwd")
+    for T in (1024, 65536, 300000):
+        e.point("bwd.pair", T, us=T / 120 + 10, worst=0.5)
+    e.point("bwd.pair", 400000, us=400000 / 120 + 10, worst=1.3 if pair_breach_at_400k else 0.4)
+    e.point("bwd.pair", 1048576, us=1048576 / 120 + 10, worst=3.0)
+    path.write_text("\n".join(json.dumps(r) for r in e.records) + "\n")
+    return str(path)
+
+
+def run(capsys, *argv):
+    rc = main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_solve_writes_a_loadable_deterministic_table(tmp_path, capsys):
+    ev = write_evidence(tmp_path / "ev.jsonl")
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    rc, out, _ = run(capsys, "solve", "--arch", ARCH, "--evidence", ev, "--out", str(a), "--incumbent", "none",
+                     "--next-out", str(tmp_path / "next.json"))
+    assert rc == 0 and "wrote" in out
+    # second solve with the first table as incumbent (the default flow) is byte-identical
+    rc, _, _ = run(capsys, "solve", "--arch", ARCH, "--evidence", ev, "--out", str(b), "--incumbent", str(a))
+    assert rc == 0 and a.read_bytes() == b.read_bytes()
+    t = load_table(a)
+    assert t.lookup("bwd", 4096, "fp32", "plain", "det", 300000).program == "bwd.twosum"
+    assert t.lookup("bwd", 4096, "fp32", "plain", "det", 262144).program == "bwd.pair"
+    assert t.lookup("fwd", 4096, "fp32", "plain", "any", 10**9).program == "fwd.row"
+    doc = json.loads(a.read_bytes())
+    assert doc["generated_by"].startswith("cake_router ") and doc["evidence_fingerprint"].startswith("sha256:")
+    assert "peer.q" not in t.programs()
+    nxt = json.loads((tmp_path / "next.json").read_text())
+    assert nxt["schema"] == "cake-next/1" and nxt["arch"] == ARCH
+    det = next(k for k in nxt["keys"] if k["op"] == "bwd" and k["mode"] == "det")
+    assert 196608 in det["T"] and all(isinstance(i["T"], int) for i in det["items"])
+
+
+def test_solve_json_and_loud_spans(tmp_path, capsys):
+    e = Evidence().program("bwd.pair")
+    e.point("bwd.pair", 1024, us=10, worst=0.3).point("bwd.pair", 4096, us=20, worst=1.4)
+    ev = tmp_path / "ev.jsonl"
+    ev.write_text("\n".join(json.dumps(r) for r in e.records))
+    rc, out, _ = run(capsys, "solve", "--arch", ARCH, "--evidence", str(ev), "--out", str(tmp_path / "t.json"),
+                     "--incumbent", "none", "--json")
+    d = json.loads(out)
+    assert rc == 0 and {x["reason"] for x in d["loud"]} == {"no-eligible-program", "unverified"}
+    rc, out, _ = run(capsys, "solve", "--arch", ARCH, "--evidence", str(ev), "--out", str(tmp_path / "t.json"), "--incumbent", "none")
+    assert "NO-ELIGIBLE-PROGRAM" in out and "UNVERIFIED" in out
+
+
+def test_unknown_arch_names_known_ones_and_writes_nothing(tmp_path, capsys):
+    ev = write_evidence(tmp_path / "ev.jsonl")
+    rc, _, err = run(capsys, "solve", "--arch", "sm_100a", "--evidence", ev, "--out", str(tmp_path / "t.json"))
+    assert rc == 2 and "sm_90a" in err and not (tmp_path / "t.json").exists()
+
+
+def test_bad_policy_file_is_an_error_and_nothing_written(tmp_path, capsys):
+    ev = write_evidence(tmp_path / "ev.jsonl")
+    pol = tmp_path / "p.toml"
+    pol.write_text("neutal = 0.1\n")
+    rc, _, err = run(capsys, "solve", "--arch", ARCH, "--evidence", ev, "--policy", str(pol), "--out", str(tmp_path / "t.json"))
+    assert rc == 2 and "neutal" in err and not (tmp_path / "t.json").exists()
+
+
+def test_policy_file_is_recorded(tmp_path, capsys):
+    ev = write_evidence(tmp_path / "ev.jsonl")
+    pol = tmp_path / "p.toml"
+    pol.write_text("neutral = 0.03\n")
+    rc, _, _ = run(capsys, "solve", "--arch", ARCH, "--evidence", ev, "--policy", str(pol), "--out", str(tmp_path / "t.json"), "--incumbent", "none")
+    assert rc == 0 and json.loads((tmp_path / "t.json").read_text())["policy"]["neutral"] == 0.03
+
+
+def test_bad_evidence_line_is_named(tmp_path, capsys):
+    ev = tmp_path / "ev.jsonl"
+    ev.write_text('{"schema": "cake-evidence/1", "kind": "run", "run_id": "r", "source": "measured"}\n{not json\n')
+    rc, _, err = run(capsys, "solve", "--arch", ARCH, "--evidence", str(ev), "--out", str(tmp_path / "t.json"))
+    assert rc == 2 and "line 2" in err
+
+
+def test_explain_names_program_window_rule_and_evidence(tmp_path, capsys):
+    ev = write_evidence(tmp_path / "ev.jsonl")
+    rc, out, _ = run(capsys, "explain", "--arch", ARCH, "--op", "bwd", "--H", "4096", "--T", "350000", "--w-dtype", "fp32",
+                     "--form", "plain", "--mode", "det", "--evidence", ev, "--incumbent", "none", "--json")
+    d = json.loads(out)
+    assert rc == 0 and d["window"]["program"] == "bwd.twosum" and d["window"]["reason"] == "accuracy-cut"
+    assert d["cut"] == "accuracy" and [p["T"] for p in d["points"]] == [300000, 400000, 1048576]
+    rows = {r["program"]: r for r in d["points"][1]["rows"]}
+    assert rows["bwd.pair"]["accuracy"] == "breach" and rows["peer.q"]["accuracy"] == "peer"
+    assert {f["family"] for f in d["points"][0]["accuracy"]} == {"gaussian", "same_sign", "outlier_rows"}
+    rc, out, _ = run(capsys, "explain", "--arch", ARCH, "--op", "bwd", "--H", "4096", "--T", "350000", "--w-dtype", "fp32",
+                     "--form", "plain", "--mode", "det", "--evidence", ev, "--incumbent", "none")
+    assert rc == 0 and "bwd.twosum" in out and "accuracy-cut" in out
+
+
+def test_explain_unknown_key(tmp_path, capsys):
+    ev = write_evidence(tmp_path / "ev.jsonl")
+    rc, _, err = run(capsys, "explain", "--arch", ARCH, "--op", "bwd", "--H", "999", "--T", "5", "--w-dtype", "fp32",
+                     "--form", "plain", "--mode", "det", "--evidence", ev)
+    assert rc == 2 and "H=4096" in err
+
+
+def test_report_rows_with_runner_up_and_peer(tmp_path, capsys):
+    ev = write_evidence(tmp_path / "ev.jsonl")
+    rc, out, _ = run(capsys, "report", "--arch", ARCH, "--evidence", ev, "--incumbent", "none", "--json")
+    rows = json.loads(out)["rows"]
+    r = next(r for r in rows if r["op"] == "bwd" and r["mode"] == "det" and r["T"] == 1024)
+    assert r["program"] == "bwd.pair" and r["runner_up"] == "bwd.twosum" and r["peer"] == "peer.q"
+    assert r["runner_up_ratio"] == pytest.approx(r["runner_up_us"] / r["latency_us"])
+    rc, out, _ = run(capsys, "report", "--arch", ARCH, "--evidence", ev, "--incumbent", "none", "--markdown")
+    assert rc == 0 and out.startswith("| key |")
+
+
+def test_diff_reports_budget_breach_with_ratios(tmp_path, capsys):
+    old_ev = write_evidence(tmp_path / "old.jsonl", pair_breach_at_400k=False)
+    new_ev = write_evidence(tmp_path / "new.jsonl", pair_breach_at_400k=True)
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    assert run(capsys, "solve", "--arch", ARCH, "--evidence", old_ev, "--out", str(old), "--incumbent", "none")[0] == 0
+    assert run(capsys, "solve", "--arch", ARCH, "--evidence", new_ev, "--out", str(new), "--incumbent", "none")[0] == 0
+    md_path = tmp_path / "diff.md"
+    rc, _, _ = run(capsys, "diff", str(old), str(new), "--evidence", new_ev, "--out", str(md_path))
+    md = md_path.read_text()
+    assert rc == 0 and "## sm_90a" in md and "### budget breach" in md and "### Summary" in md
+    assert "bwd.pair | bwd.twosum" in md
+    rc, out, _ = run(capsys, "diff", str(old), str(old))
+    assert rc == 0 and "No routing changes" in out
+
+
+def test_default_table_path_by_runnable():
+    doc = {"routes": [{"windows": [{"program": "a"}]}], "programs": {"a": {"runnable": True}}}
+    assert default_table_path(ARCH, doc) == routes_dir() / f"{ARCH}.json"
+    doc["programs"]["a"]["runnable"] = False
+    assert default_table_path(ARCH, doc) == published_dir() / f"{ARCH}.json"
