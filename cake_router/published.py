@@ -372,7 +372,8 @@ def _program_records(rows: list[PublishedRow]) -> list[dict]:
         })
     for label in sorted({r.sota_name for r in rows}):
         peer = PEER_PROGRAMS[label]
-        # Peers are deterministic in dw: none of them uses atomics for the weight gradient.
+        # Recorded deterministic, as the shared evidence sample records QuACK: these peers reduce dw
+        # partials in a fixed order. Routes never use peers, so this only labels them.
         out.append({
             "schema": SCHEMA, "kind": "program", "name": peer.name, "op": "bwd", "deterministic": True,
             "family": "peer", "runnable": False, "fingerprint": peer.fingerprint,
