@@ -1,0 +1,247 @@
+"""Validation, import and export of cake-evidence/1 (evidence-format.md)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from measurements_db.evidence_io import EvidenceError, export_evidence, export_records, import_evidence, parse_evidence
+from measurements_db.models import AccuracyRecord, Program, Run, TimingBlock
+from measurements_db.synthetic import generate_evidence
+from tests.measurements_db.conftest import SAMPLE
+
+
+def sample_records() -> list[dict]:
+    return [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
+
+
+def counts(store) -> dict:
+    with store.read() as conn:
+        return {t.__tablename__: conn.execute(select(func.count()).select_from(t)).scalar()
+                for t in (Run, Program, TimingBlock, AccuracyRecord)}
+
+
+def lines_of(records) -> list[str]:
+    return [json.dumps(r) for r in records]
+
+
+# ---- parsing --------------------------------------------------------------------------------
+
+
+def test_sample_file_parses_with_every_kind():
+    recs = parse_evidence(SAMPLE.read_text().splitlines(), "sample.jsonl")
+    assert [r["kind"] for r in recs].count("accuracy") == 3
+    assert {r["kind"] for r in recs} == {"run", "program", "timing", "accuracy"}
+
+
+def test_blank_lines_are_ignored():
+    lines = SAMPLE.read_text().splitlines()
+    recs = parse_evidence(["", *lines[:3], "   ", *lines[3:]], "f")
+    assert len(recs) == len(lines)
+
+
+def test_unknown_keys_are_kept_and_round_trip(store):
+    recs = sample_records()
+    recs[0]["site"] = {"rack": 7, "a": [1, 2]}
+    recs[3]["clock_mhz"] = 1980
+    import_evidence(store, recs)
+    out = [json.loads(x) for x in export_evidence(store).splitlines()]
+    run = next(r for r in out if r.get("run_id") == recs[0]["run_id"] and r["kind"] == "run")
+    assert run["site"] == {"a": [1, 2], "rack": 7}
+    assert any(r.get("clock_mhz") == 1980 for r in out if r["kind"] == "timing")
+
+
+BAD_CASES = [
+    # (record index in the sample, mutation, field named, words in the message)
+    (0, lambda r: r.pop("gpu"), "gpu", "missing"),
+    (0, lambda r: r.update(sm_count=True), "sm_count", "integer"),
+    (0, lambda r: r.update(sm_count=132.0), "sm_count", "integer"),
+    (0, lambda r: r.update(source="guessed"), "source", "measured, published"),
+    (0, lambda r: r.update(started="2026-12-02T10:00:00"), "started", "UTC"),
+    (0, lambda r: r.update(arch="hopper"), "arch", "sm_90a"),
+    (1, lambda r: r.update(deterministic="yes"), "deterministic", "true or false"),
+    (1, lambda r: r.update(op="2xfwd+bwd"), "op", "fwd, bwd"),
+    (3, lambda r: r.update(T="65536"), "T", "integer"),
+    (3, lambda r: r.update(T=0), "T", "minimum"),
+    (3, lambda r: r.update(samples_us=[]), "samples_us", "non-empty"),
+    (3, lambda r: r.update(samples_us=[1.0, -2.0]), "samples_us", "element 1"),
+    (3, lambda r: r.update(samples_us=[1.0, "2"]), "samples_us", "element 1"),
+    (3, lambda r: r.update(copy=2), "copy", "A/A"),
+    (3, lambda r: r.update(form="rows"), "form", "heads_strided"),
+    (3, lambda r: r.pop("timer"), "timer", "missing"),
+    (7, lambda r: r.pop("median_us"), "median_us", "samples_us"),
+    (4, lambda r: r.update(family="uniform"), "family", "gaussian"),
+    (4, lambda r: r.update(inputs=3), "inputs", "per-input"),
+    (4, lambda r: r.update(dw_err_over_tol_max=None), "dw_err_over_tol_max", "verdict"),
+    (4, lambda r: r.pop("eager_err_over_tol_median"), "eager_err_over_tol_median", "measured run"),
+    (5, lambda r: r.update(verdict="pass"), "verdict", "published"),
+    (4, lambda r: r.update(run_id="nobody"), "run_id", "no run record"),
+    (6, lambda r: r.pop("citation"), "citation", "published"),
+    (2, lambda r: r.update(schema="cake-evidence/2"), "schema", "cake-evidence/1"),
+    (2, lambda r: r.update(kind="note"), "kind", "run, program, timing, accuracy"),
+]
+
+
+@pytest.mark.parametrize("index,mutate,field,words", BAD_CASES)
+def test_bad_record_names_file_line_field_and_writes_nothing(tmp_path, store, index, mutate, field, words):
+    recs = sample_records()
+    mutate(recs[index])
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines_of(recs)) + "\n")
+    before = counts(store)
+    with pytest.raises(EvidenceError) as info:
+        import_evidence(store, path)
+    err = info.value
+    assert (err.filename, err.line, err.field) == (str(path), index + 1, field)
+    assert f"{path}:{index + 1}" in str(err) and field in str(err) and words in str(err)
+    assert counts(store) == before
+
+
+def test_invalid_json_and_nan_are_rejected_with_the_line(tmp_path, store):
+    lines = SAMPLE.read_text().splitlines()
+    for bad in ("{not json", lines[3].replace("412.1", "NaN"), "[1, 2]"):
+        path = tmp_path / "bad.jsonl"
+        path.write_text("\n".join([lines[0], bad]) + "\n")
+        with pytest.raises(EvidenceError) as info:
+            import_evidence(store, path)
+        assert info.value.line == 2 and f"{path}:2" in str(info.value)
+    assert counts(store)["runs"] == 0
+
+
+def test_conflicting_duplicate_in_one_file_is_rejected_identical_one_kept_once(store):
+    recs = sample_records()
+    twin = dict(recs[3])
+    import_evidence(store, recs + [twin])
+    assert counts(store)["timing_blocks"] == 2
+    other = dict(recs[3], samples_us=[1.0])
+    with pytest.raises(EvidenceError) as info:
+        parse_evidence(lines_of(recs + [other]), "f")
+    assert info.value.line == len(recs) + 1 and "same key as line 4" in str(info.value)
+
+
+def test_a_stored_run_with_other_values_rejects_the_file(store):
+    recs = sample_records()
+    import_evidence(store, recs)
+    changed = [dict(recs[0], gpu="NVIDIA H100")]
+    with pytest.raises(EvidenceError) as info:
+        import_evidence(store, changed, name="again.jsonl")
+    assert "already in the store" in str(info.value) and "gpu" in str(info.value)
+
+
+def test_timing_may_reference_a_run_imported_earlier(store):
+    recs = sample_records()
+    import_evidence(store, recs[:3])
+    res = import_evidence(store, recs[3:6])
+    assert res.added["timing"] == 1 and res.added["accuracy"] == 2
+
+
+# ---- import ---------------------------------------------------------------------------------
+
+
+def test_reimport_adds_nothing(store):
+    first = import_evidence(store, SAMPLE)
+    assert first.added == {"run": 2, "program": 2, "timing": 2, "accuracy": 3}
+    again = import_evidence(store, SAMPLE)
+    assert sum(again.added.values()) == 0 and again.skipped == first.added
+    assert counts(store) == {"runs": 2, "programs": 2, "timing_blocks": 2, "accuracy_records": 3}
+
+
+def test_run_provenance_records_file_hash_and_time(store):
+    import hashlib
+
+    import_evidence(store, SAMPLE)
+    with store.read() as conn:
+        row = conn.execute(select(Run.file_sha256, Run.imported_at, Run.file_name)).first()
+    assert row.file_sha256 == hashlib.sha256(SAMPLE.read_bytes()).hexdigest()
+    assert row.imported_at.endswith("Z") and row.file_name == str(SAMPLE)
+
+
+def test_gzipped_file_imports(tmp_path, store):
+    path = tmp_path / "e.jsonl.gz"
+    path.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    assert import_evidence(store, path).added["timing"] == 2
+
+
+def test_embedded_store_refuses_imports():
+    from measurements_db.engine import StoreError, open_store
+
+    st = open_store(None)
+    assert st.embedded
+    with pytest.raises(StoreError, match="read-only"):
+        import_evidence(st, SAMPLE)
+    st.close()
+
+
+# ---- export ---------------------------------------------------------------------------------
+
+
+def _roundtrip(tmp_path, records) -> tuple[str, str]:
+    from measurements_db.engine import open_store
+
+    a = open_store(f"sqlite:///{tmp_path / 'a.sqlite'}")
+    import_evidence(a, records)
+    first = export_evidence(a)
+    (tmp_path / "first.jsonl").write_text(first)
+    b = open_store(f"sqlite:///{tmp_path / 'b.sqlite'}")
+    import_evidence(b, tmp_path / "first.jsonl")
+    second = export_evidence(b)
+    a.close()
+    b.close()
+    return first, second
+
+
+def test_export_import_export_is_byte_identical_on_the_sample(tmp_path):
+    first, second = _roundtrip(tmp_path, sample_records())
+    assert first == second and first.count("\n") == 9
+    # Per-input and aggregate accuracy records both survive, with every field.
+    recs = [json.loads(x) for x in first.splitlines()]
+    assert {r.get("seed") for r in recs if r["kind"] == "accuracy"} == {17, None}
+    assert sorted((r["kind"], r.get("run_id"), r.get("name")) for r in recs) == sorted(
+        (r["kind"], r.get("run_id"), r.get("name")) for r in sample_records())
+    norm = {json.dumps(r, sort_keys=True) for r in parse_evidence(SAMPLE.read_text().splitlines(), "s")}
+    assert {json.dumps(r, sort_keys=True) for r in recs} == norm
+
+
+def test_export_import_export_is_byte_identical_on_synthetic_evidence(tmp_path):
+    recs = generate_evidence(runs=2, accuracy_aggregates=True, published=True, seed=3,
+                             forms=("plain", "heads_strided"))
+    first, second = _roundtrip(tmp_path, recs)
+    assert first == second
+    assert first.count("\n") == len(recs)
+
+
+def test_floats_round_trip_exactly(tmp_path):
+    rng = np.random.default_rng(7)
+    # Arbitrary float64 bit patterns (positive, finite), not just short decimals.
+    samples = np.abs(rng.standard_normal(200) * 10.0 ** rng.integers(-6, 6, 200)) + 1e-300
+    recs = sample_records()
+    recs[3]["samples_us"] = samples.tolist()
+    recs[4]["dw_err_over_tol_max"] = float(samples[0])
+    first, second = _roundtrip(tmp_path, recs)
+    assert first == second
+    timing = next(json.loads(x) for x in first.splitlines() if '"kind": "timing"' in x and "h200" in x)
+    assert timing["samples_us"] == samples.tolist()
+
+
+def test_export_of_one_arch_holds_its_runs_records_and_programs(store):
+    import_evidence(store, SAMPLE)
+    recs = export_records(store, arch="sm_107a")
+    assert {r["kind"] for r in recs} == {"run", "timing", "accuracy"}
+    assert all(r["arch"] == "sm_107a" for r in recs if "arch" in r)
+    recs90 = export_records(store, arch="sm_90a")
+    assert {r["name"] for r in recs90 if r["kind"] == "program"} == {"bwd.twosum_pair.p2x.w8"}
+
+
+def test_export_order_does_not_depend_on_import_order(tmp_path):
+    from measurements_db.engine import open_store
+
+    recs = generate_evidence(runs=2, seed=1)
+    a = open_store(f"sqlite:///{tmp_path / 'a.sqlite'}")
+    b = open_store(f"sqlite:///{tmp_path / 'b.sqlite'}")
+    import_evidence(a, recs)
+    import_evidence(b, list(reversed(recs)))
+    assert export_evidence(a) == export_evidence(b)
