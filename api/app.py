@@ -294,7 +294,8 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
         dependencies=[Depends(bearer)],
         responses={
             401: {"model": M.ErrorDetail, "description": "missing or wrong bearer token"},
-            403: {"model": M.ErrorDetail, "description": "ingest disabled: the server has no CAKE_API_TOKEN"},
+            403: {"model": M.ErrorDetail, "description": "ingest disabled: no CAKE_API_TOKEN, or a read-only store"},
+            503: {"model": M.ErrorDetail, "description": "store busy; nothing written, retry"},
             400: {"model": M.ErrorDetail, "description": "malformed Content-Length"},
             413: {"model": M.ErrorDetail, "description": "body larger than the server's limit"},
             422: {"model": M.ErrorDetail, "description": "invalid evidence: the message names line and field"},

@@ -78,6 +78,9 @@ def decode_lines(body: bytes) -> list[str]:
 
 def ingest_lines(store, lines: list[str], name: str):
     """Validate with the store's parser and import; EvidenceError -> 422 naming line and field."""
+    from sqlalchemy.exc import OperationalError
+
+    from measurements_db.engine import StoreError
     from measurements_db.evidence_io import EvidenceError, import_evidence, parse_evidence
 
     try:
@@ -86,3 +89,8 @@ def ingest_lines(store, lines: list[str], name: str):
     except EvidenceError as exc:
         raise IngestRefused(422, {"message": str(exc), "line": getattr(exc, "line", None),
                                   "field": getattr(exc, "field", None), "file": getattr(exc, "filename", name)}) from None
+    except StoreError as exc:  # e.g. the embedded default store, which is a read-only cache
+        raise IngestRefused(403, f"the server's store refuses imports: {exc}") from None
+    except OperationalError as exc:  # e.g. SQLite busy past its timeout: the transaction rolled back
+        raise IngestRefused(503, f"the store is busy, nothing was written; retry ({exc.orig})",
+                            {"Retry-After": "1"}) from None
