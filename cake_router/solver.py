@@ -405,7 +405,16 @@ def neutral_forced(points: list[Point], baseline: list[Segment], incumbent: list
 
 # ---- step 4: windows ------------------------------------------------------------------------
 
-def _cut(points: list[Point], a: Segment, b: Segment, lo_a: int, policy: Policy) -> tuple[int, str]:
+def _incumbent_edge(incumbent: list | None, a: str, b: str, t1: int, t2: int) -> int | None:
+    """An incumbent edge a -> b strictly between the two sampled points (t1 <= edge < t2), if any."""
+    for w, nxt in zip(incumbent or [], (incumbent or [])[1:]):
+        if w.program == a and nxt.program == b and w.hi is not None and t1 <= w.hi < t2:
+            return w.hi
+    return None
+
+
+def _cut(points: list[Point], a: Segment, b: Segment, lo_a: int, policy: Policy,
+         incumbent: list | None = None) -> tuple[int, str]:
     """Last T of segment a's window and how it was decided."""
     t1, t2 = points[a.idx[-1]].T, points[b.idx[0]].T
     pa, pb = points[a.idx[-1]], points[b.idx[0]]
@@ -430,6 +439,11 @@ def _cut(points: list[Point], a: Segment, b: Segment, lo_a: int, policy: Policy)
     b_ok_t1 = b.program in pa.eligible
     a_ok_t2 = a.program in pb.eligible
     if b_ok_t1 and a_ok_t2:
+        # Windows keep their start until evidence exists for a faster program: with no sampled T
+        # between t1 and t2, an incumbent edge between the same two programs stays where it is.
+        kept = _incumbent_edge(incumbent, a.program, b.program, t1, t2)
+        if kept is not None:
+            return kept, "speed"
         return rules.crossover_hi(t1, pa.latency(a.program), pa.latency(b.program),
                                   t2, pb.latency(a.program), pb.latency(b.program)), "speed"
     if not b_ok_t1:
@@ -480,11 +494,11 @@ def _reason(points: list[Point], seg: Segment | None, idx: list[int], program: s
 
 
 def build_windows(points: list[Point], segs: list[Segment], key: RouteKey, ev: WorkloadEvidence,
-                  cands: Mapping[str, ProgramInfo], policy: Policy) -> list[SolvedWindow]:
+                  cands: Mapping[str, ProgramInfo], policy: Policy, incumbent: list | None = None) -> list[SolvedWindow]:
     his, cuts = [], ["start"]
     lo = 1
     for a, b in zip(segs, segs[1:]):
-        hi, kind = _cut(points, a, b, lo, policy)
+        hi, kind = _cut(points, a, b, lo, policy, incumbent)
         his.append(hi)
         cuts.append(kind)
         lo = hi + 1
@@ -573,7 +587,7 @@ def solve_key(ev: WorkloadEvidence, key: RouteKey, policy: Policy, incumbent: li
         forced = neutral_forced(points, segs, incumbent, policy)
         if forced:
             segs = choose_segments(points, policy, forced)
-    windows = build_windows(points, segs, key, ev, cands, policy)
+    windows = build_windows(points, segs, key, ev, cands, policy, incumbent)
     return KeySolution(key, ev, points, windows, next_measurements(points, windows, cands, key, policy))
 
 

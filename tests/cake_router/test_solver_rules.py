@@ -302,3 +302,14 @@ def test_program_without_evidence_at_next_point_ends_there_without_accuracy_cut(
     sol = solve(e)
     assert spans(sol) == [(1, 1024, "bwd.pair", "fastest"), (1025, 16383, "bwd.twosum", "only-in-budget"),
                           (16384, None, "bwd.pair", "fastest")]  # pair never extends below its first point
+
+
+def test_speed_cut_keeps_incumbent_edge_between_the_same_sampled_points():
+    e = two_programs()
+    e.point("bwd.pair", 1000, us=10).point("bwd.pair", 10000, us=30)
+    e.point("bwd.twosum", 1000, us=20).point("bwd.twosum", 10000, us=20)
+    inc = [Window(1, 5000, "bwd.pair", "fastest"), Window(5001, None, "bwd.twosum", "fastest")]
+    assert spans(solve(e, incumbent=inc)) == [(1, 5000, "bwd.pair", "fastest"), (5001, None, "bwd.twosum", "fastest")]
+    # an incumbent edge outside the gap between the sampled points does not count
+    inc = [Window(1, 20000, "bwd.pair", "fastest"), Window(20001, None, "bwd.twosum", "fastest")]
+    assert spans(solve(e, incumbent=inc))[0][:2] == (1, 3162)
