@@ -1,0 +1,105 @@
+"""The query layer: workload_evidence equals the reference aggregator; runs, run_detail, stats."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from measurements_db import aggregates, queries
+from measurements_db.engine import StoreError
+from measurements_db.evidence_io import import_evidence, parse_evidence
+from measurements_db.synthetic import generate_evidence
+from tests.measurements_db.conftest import SAMPLE
+
+
+def reference(records, arch):
+    return {k: v for k, v in aggregates.aggregate_records(records).items() if k.arch == arch}
+
+
+def test_sample_file_aggregates_equal_the_reference(store):
+    recs = parse_evidence(SAMPLE.read_text().splitlines(), "s")
+    import_evidence(store, SAMPLE)
+    assert queries.arches(store) == ["sm_107a", "sm_90a"]
+    for arch in ("sm_90a", "sm_107a"):
+        got = queries.workload_evidence(store, arch)
+        assert got and got == reference(recs, arch)
+    ev = queries.workload_evidence(store, "sm_90a")
+    (wk,) = ev
+    t = ev[wk].timing[("bwd.twosum_pair.p2x.w8", "bwd", 65536)]
+    assert t.median_us == aggregates.median([412.1, 411.8, 413.0, 412.4]) and t.n == 4
+    assert ev[wk].accuracy[("bwd.twosum_pair.p2x.w8", 65536)].families["same_sign"].inputs == 120
+    assert queries.workload_evidence(store, "sm_100a") == {}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_evidence_aggregates_equal_the_reference(tmp_path, seed):
+    """Several runs, A/A copies, published rows that measured ones outrank, per-input and aggregate
+    accuracy, evidence split over several files in random order."""
+    from measurements_db.engine import open_store
+
+    rng = random.Random(seed)
+    recs = generate_evidence(
+        runs=rng.randint(1, 3), sessions=rng.randint(1, 3), rounds=rng.randint(1, 3),
+        samples_per_block=rng.choice([1, 2, 5, 6]), fwd_programs=rng.randint(0, 2), bwd_programs=rng.randint(1, 3),
+        aa_programs=rng.randint(0, 2), accuracy_inputs=rng.randint(1, 4), accuracy_aggregates=rng.random() < 0.5,
+        published=rng.random() < 0.7, seed=seed, forms=rng.sample(["plain", "residual", "heads_strided"], 2),
+        T_values=rng.sample([1, 7, 256, 4096, 65536, 524288], 3),
+    )
+    # Published-only points and A/A-only blocks, which the reference treats specially.
+    extra_pub = [dict(r, program="bwd.published.only", run_id="synthetic-sm_90a-published")
+                 for r in recs if r["kind"] == "timing" and r["program"] == "peer.synthetic"][:3]
+    recs += extra_pub
+    meta = [r for r in recs if r["kind"] in ("run", "program")]
+    rest = [r for r in recs if r["kind"] not in ("run", "program")]
+    rng.shuffle(rest)
+    st = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    parts = rng.randint(1, 4)
+    import_evidence(st, meta, name="meta")
+    for i in range(parts):
+        import_evidence(st, rest[i::parts], name=f"part{i}")
+    got = queries.workload_evidence(st, "sm_90a")
+    assert got == reference(recs, "sm_90a")
+    assert len(got) == len({(r["H"], r["w_dtype"], r["form"]) for r in rest})
+    st.close()
+
+
+def test_latest_program_record_describes_a_name(store):
+    recs = parse_evidence(SAMPLE.read_text().splitlines(), "s")
+    newer = dict(recs[1], fingerprint="sha256:changed", description="a changed kernel")
+    import_evidence(store, recs)
+    import_evidence(store, [newer])
+    ev = queries.workload_evidence(store, "sm_90a")
+    (e,) = ev.values()
+    assert e.programs["bwd.twosum_pair.p2x.w8"].fingerprint == "sha256:changed"
+    assert ev == reference(recs + [newer], "sm_90a")
+
+
+def test_runs_run_detail_and_stats(store):
+    recs = generate_evidence(runs=2, sessions=2, rounds=2, samples_per_block=3, aa_programs=1, published=True)
+    import_evidence(store, recs, name="synthetic.jsonl")
+    runs = queries.runs(store)
+    assert {r["run_id"] for r in runs} == {"synthetic-sm_90a-r0", "synthetic-sm_90a-r1", "synthetic-sm_90a-published"}
+    r0 = next(r for r in runs if r["run_id"] == "synthetic-sm_90a-r0")
+    assert r0["file_name"] == "synthetic.jsonl" and r0["gpu"] == "NVIDIA H200" and r0["samples"] > 0
+    assert queries.runs(store, arch="sm_100a") == []
+
+    d = queries.run_detail(store, "synthetic-sm_90a-r0")
+    assert d["run"]["run_id"] == "synthetic-sm_90a-r0"
+    p = d["points"][0]
+    assert set(p["session_medians"]) == {"s0", "s1"} and p["spread"] is not None
+    assert d["aa_pairs"] and all(pair["floor"] == abs(1 - pair["ratio"]) for pair in d["aa_pairs"])
+    assert d["accuracy"] and d["max_aa_floor"] == max(pair["floor"] for pair in d["aa_pairs"])
+    json.dumps(d)  # plain data
+    with pytest.raises(StoreError, match="no run 'nope'"):
+        queries.run_detail(store, "nope")
+
+    s = queries.stats(store)
+    timing = [r for r in recs if r["kind"] == "timing"]
+    assert s["totals"]["timing_blocks"] == len(timing)
+    assert s["totals"]["samples"] == sum(len(r.get("samples_us", [])) for r in timing)
+    assert s["totals"]["accuracy_records"] == sum(r["kind"] == "accuracy" for r in recs)
+    assert [a["arch"] for a in s["arches"]] == ["sm_90a"] and s["arches"][0]["runs"] == 3
+    assert {p["program"] for p in s["programs"]} >= {"bwd.synthetic.p0", "peer.synthetic"}
+    assert len(s["keys"]) == 4 and sum(k["timing_blocks"] for k in s["keys"]) == len(timing)
