@@ -152,3 +152,22 @@ def test_default_table_path_by_runnable():
     assert default_table_path(ARCH, doc) == routes_dir() / f"{ARCH}.json"
     doc["programs"]["a"]["runnable"] = False
     assert default_table_path(ARCH, doc) == published_dir() / f"{ARCH}.json"
+
+
+def test_solve_from_a_sqlite_store_equals_solve_from_files(tmp_path, capsys):
+    from measurements_db.engine import open_store
+    from measurements_db.evidence_io import import_evidence
+
+    ev = write_evidence(tmp_path / "ev.jsonl")
+    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    store = open_store(url)
+    try:
+        import_evidence(store, ev)
+    finally:
+        store.close()
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert run(capsys, "solve", "--arch", ARCH, "--db", url, "--out", str(a), "--incumbent", "none")[0] == 0
+    assert run(capsys, "solve", "--arch", ARCH, "--evidence", ev, "--out", str(b), "--incumbent", "none")[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+    rc, _, err = run(capsys, "solve", "--arch", "sm_100a", "--db", url, "--out", str(tmp_path / "c.json"))
+    assert rc == 2 and "sm_90a" in err and not (tmp_path / "c.json").exists()
