@@ -1,0 +1,176 @@
+"""Backward programs: dx (BF16) per row and dw = sum_rows g * x * rstd (FP32).
+
+`rmsnorm_bwd_rows_kernel` is a persistent kernel: each of P programs strides over blocks of ROWS
+rows, writes dx, and keeps its own dw partial. What it does with the partial is the family:
+
+- ATOMIC (0, `atomic`, nondet): FP32 running sum, added to dw with atomics (order varies run to run).
+- PAIR (1, `pair`, det): FP32 running sum stored to a [P, H] workspace; a reduce kernel sums the
+  partials in a fixed order in FP64.
+- BLOCKED (2, `blocked`, det): FP32 sums over blocks of FOLD rows, each block folded into an FP32
+  running sum: the running sum sees T / (P * FOLD) terms instead of T / P.
+- TWOSUM (3, `twosum_pair` / `twosum`, det): error-free products and TwoSum compensation per
+  thread (see below); every FOLD rows the FP32 (sum, compensation) pair is folded into an FP64
+  per-thread total and reset, so a long run of same-sign large values can never overflow the FP32
+  running sum to inf (which would turn the compensation into inf - inf = NaN). The FP64 partials go
+  to a [P, H] workspace reduced in fixed order, either by a second kernel (`twosum_pair`) or by
+  the last program to finish (`twosum`, single launch: a self-resetting arrival counter).
+
+Why the products matter (DESIGN.md, numerics): with TwoSum on the sums, the remaining error is
+the rounding of each product. `xhat = x * rstd` and `p = g * xhat` are each rounded once
+(`mul_rn`), and their exact rounding errors `fma(x, rstd, -xhat)` and `fma(g, xhat, -p)` are
+folded into the compensation: `g * x * rstd = p + e2 + g * e1` up to a term below FP32 resolution.
+Computing `g * xhat` rather than `(g * x) * rstd` keeps the products finite for any BF16 inputs
+whose dw is finite (|xhat| <= sqrt(H)).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from cake_kernels.programs.common import mul_rn, row_grad, row_offsets, to_bf16
+
+ATOMIC, PAIR, BLOCKED, TWOSUM = 0, 1, 2, 3
+
+
+@triton.jit
+def rmsnorm_bwd_rows_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    acc = tl.zeros([BLOCK_H], dtype=tl.float32)
+    comp = tl.zeros([BLOCK_H], dtype=tl.float32)
+    blk_acc = tl.zeros([BLOCK_H], dtype=tl.float32)
+    tot = tl.zeros([BLOCK_H], dtype=tl.float64)
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    it = 0
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        mask = rmask[:, None] & cmask[None, :]
+        g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        dx = row_grad(g, x, w, rstd, H_f)
+        if HAS_GRES:
+            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+        if MODE == 3:
+            r = rstd[:, None]
+            xhat = mul_rn(x, r, EXACT)
+            p2 = mul_rn(g, xhat, EXACT)
+            res2 = tl.fma(g, xhat, -p2) + g * tl.fma(x, r, -xhat)
+            # ROWS == 1 for this family, so these sums over the tile's rows are exact.
+            p = tl.sum(p2, axis=0)
+            res = tl.sum(res2, axis=0)
+            s = acc + p
+            bp = s - acc
+            comp += ((acc - (s - bp)) + (p - bp)) + res
+            acc = s
+            if it % FOLD == FOLD - 1:
+                tot += acc.to(tl.float64) + comp.to(tl.float64)
+                acc = tl.zeros([BLOCK_H], dtype=tl.float32)
+                comp = tl.zeros([BLOCK_H], dtype=tl.float32)
+        else:
+            p = tl.sum(g * (x * rstd[:, None]), axis=0)
+            if MODE == 2:
+                blk_acc += p
+                if it % FOLD == FOLD - 1:
+                    acc += blk_acc
+                    blk_acc = tl.zeros([BLOCK_H], dtype=tl.float32)
+            else:
+                acc += p
+        it += 1
+
+    if MODE == 0:
+        tl.atomic_add(DW + cols, acc, mask=cmask)
+    elif MODE == 3:
+        tot += acc.to(tl.float64) + comp.to(tl.float64)
+        tl.store(WS + pid.to(tl.int64) * H + cols, tot, mask=cmask)
+        if SINGLE:
+            # Every thread's partial store must be issued before the one arrival below releases it.
+            tl.debug_barrier()
+            arrived = tl.atomic_add(COUNTER, 1, sem="acq_rel")
+            if arrived == nprog - 1:
+                reduce_partials_block(WS, DW, nprog, H, 0, H, RED_BLOCK)
+                tl.atomic_xchg(COUNTER, 0)
+    else:
+        if MODE == 2:
+            acc += blk_acc
+        tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)
+
+
+@triton.jit
+def reduce_partials_block(WS, DW, P, H, col_start, col_end, BLOCK: tl.constexpr):
+    """dw[col_start:col_end] = sum over p = 0..P-1 of WS[p, :] in FP64, always in the same order."""
+    PB: tl.constexpr = 8
+    for c0 in range(col_start, col_end, BLOCK):
+        cols = c0 + tl.arange(0, BLOCK)
+        cmask = cols < col_end
+        acc = tl.zeros([BLOCK], dtype=tl.float64)
+        for p0 in range(0, P, PB):
+            ps = tl.arange(0, PB).to(tl.int64) + p0
+            m = (ps < P)[:, None] & cmask[None, :]
+            part = tl.load(WS + ps[:, None] * H + cols[None, :], mask=m, other=0.0, cache_modifier=".cg")
+            acc += tl.sum(part.to(tl.float64), axis=0)
+        tl.store(DW + cols, acc.to(tl.float32), mask=cmask)
+
+
+@triton.jit
+def reduce_partials_kernel(WS, DW, P, H, BLOCK: tl.constexpr):
+    """One program per BLOCK columns: the fixed-order reduce of the `pair` families."""
+    c0 = tl.program_id(0) * BLOCK
+    reduce_partials_block(WS, DW, P, H, c0, tl.minimum(c0 + BLOCK, H), BLOCK)
+
+
+@triton.jit
+def rmsnorm_bwd_column_task_kernel(
+    G, X, W, RSTD, GRES, DX, DW,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    n_col_tasks,
+    BLOCK_C: tl.constexpr, COL_ROWS: tl.constexpr, BLOCK_H: tl.constexpr, ROWS: tl.constexpr,
+    HAS_GRES: tl.constexpr, EXACT: tl.constexpr,
+):
+    """`column_task` (det, small T): one launch, no workspace.
+
+    Programs [0, n_col_tasks) each own BLOCK_C whole dw columns and sum every row in a fixed
+    order (tiles of COL_ROWS rows, tile sums accumulated in FP64); the remaining programs each
+    produce dx for ROWS rows. Column tasks re-read g and x, which is cheap only while T is small.
+    """
+    pid = tl.program_id(0)
+    if pid < n_col_tasks:
+        cols = pid * BLOCK_C + tl.arange(0, BLOCK_C)
+        cmask = cols < H
+        acc = tl.zeros([BLOCK_C], dtype=tl.float64)
+        for r0 in range(0, n_rows, COL_ROWS):
+            rows = tl.arange(0, COL_ROWS).to(tl.int64) + r0
+            rmask = rows < n_rows
+            mask = rmask[:, None] & cmask[None, :]
+            g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+            acc += tl.sum((g * (x * rstd[:, None])).to(tl.float64), axis=0)
+        tl.store(DW + cols, acc.to(tl.float32), mask=cmask)
+    else:
+        cols = tl.arange(0, BLOCK_H)
+        cmask = cols < H
+        w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+        rows = tl.arange(0, ROWS).to(tl.int64) + (pid - n_col_tasks) * ROWS
+        rmask = rows < n_rows
+        mask = rmask[:, None] & cmask[None, :]
+        g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        dx = row_grad(g, x, w, rstd, H_f)
+        if HAS_GRES:
+            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)

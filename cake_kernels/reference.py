@@ -1,0 +1,101 @@
+"""The PyTorch reference program (any device) and the FP64 oracle.
+
+The reference program is what the op runs without CUDA; it follows the contract math exactly:
+FP32 statistics, `rstd = (mean(x^2) + eps)^-1/2`, `y = BF16((x * rstd) * w)`,
+`dx = BF16(rstd * (g*w) - x * rstd^3 * mean(g*w*x))`, `dw = sum_rows g * x * rstd` (FP32).
+
+The oracle computes dw, dx and y in FP64 from the same BF16 inputs and the rstd the forward
+returned, chunked over rows so an FP64 copy of a [1M, 8192] input is never materialized.
+"""
+
+from __future__ import annotations
+
+import torch
+
+# Rows per chunk of the FP64 oracle: bounds its temporaries to a few hundred MB at H = 16384.
+ORACLE_CHUNK_ELEMS = 1 << 24
+
+
+def as_rows(t: torch.Tensor) -> torch.Tensor:
+    """[..., H] -> [rows, H] (a view where possible, else one copy)."""
+    return t.reshape(-1, t.shape[-1])
+
+
+def reference_forward(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None):
+    """Returns (y, rstd, h_new or None); same semantics as every forward program."""
+    h_new = None
+    if residual is not None:
+        h_new = (x.float() + residual.float()).to(torch.bfloat16)
+        x = h_new
+    xf = as_rows(x).float()
+    ms = (xf * xf).sum(dim=1) / xf.shape[1]
+    rstd = 1.0 / torch.sqrt(ms + eps)
+    y = ((xf * rstd[:, None]) * weight.float()[None, :]).to(torch.bfloat16)
+    return y.reshape(x.shape), rstd.reshape(x.shape[:-1]), h_new
+
+
+def reference_backward(g, x, weight, rstd, g_h_new=None):
+    """Returns (dx BF16 shaped like x, dw FP32 [H]). `x` is the normalized input (h_new for residual)."""
+    H = x.shape[-1]
+    gf = as_rows(g).float()
+    xf = as_rows(x).float()
+    r = rstd.reshape(-1).float()[:, None]
+    gw = gf * weight.float()[None, :]
+    c = (gw * xf).sum(dim=1, keepdim=True) / H
+    dx = r * gw - xf * (r * r * r) * c
+    if g_h_new is not None:
+        dx = dx + as_rows(g_h_new).float()
+    dw = (gf * (xf * r)).sum(dim=0)
+    return dx.to(torch.bfloat16).reshape(x.shape), dw
+
+
+def eager_fp32_dw(g, x, rstd) -> torch.Tensor:
+    """The plain FP32 eager dw of ROUTING-POLICY.md section 2 (the eager-reference rule's yardstick)."""
+    return (as_rows(g).float() * (as_rows(x).float() * rstd.reshape(-1, 1).float())).sum(0)
+
+
+def oracle(g, x, weight, rstd, eps: float | None = None, g_h_new=None, *, want_dx: bool = True):
+    """FP64 references: dict with dw64 [H], and (when asked) dx64 and y64/rstd64 chunk-free summaries.
+
+    dw64 uses the rstd the forward returned (ROUTING-POLICY.md section 2). dx64 uses it too so
+    that dx is judged on the backward's own arithmetic. With `eps`, rstd64 is also computed from x.
+    """
+    gr, xr = as_rows(g), as_rows(x)
+    rows, H = xr.shape
+    r = rstd.reshape(-1)
+    w64 = weight.double()
+    dw64 = torch.zeros(H, dtype=torch.float64, device=x.device)
+    dx64 = torch.empty((rows, H), dtype=torch.float64, device=x.device) if want_dx else None
+    rstd64 = torch.empty(rows, dtype=torch.float64, device=x.device) if eps is not None else None
+    step = max(1, ORACLE_CHUNK_ELEMS // max(H, 1))
+    for s in range(0, rows, step):
+        e = min(rows, s + step)
+        g64 = gr[s:e].double()
+        x64 = xr[s:e].double()
+        r64 = r[s:e].double()[:, None]
+        dw64 += (g64 * x64 * r64).sum(0)
+        if want_dx:
+            gw = g64 * w64[None, :]
+            c = (gw * x64).sum(1, keepdim=True) / H
+            d = r64 * gw - x64 * r64**3 * c
+            if g_h_new is not None:
+                d = d + as_rows(g_h_new)[s:e].double()
+            dx64[s:e] = d
+        if rstd64 is not None:
+            rstd64[s:e] = 1.0 / torch.sqrt((x64 * x64).mean(1) + eps)
+    out = {"dw64": dw64}
+    if want_dx:
+        out["dx64"] = dx64
+    if rstd64 is not None:
+        out["rstd64"] = rstd64
+    return out
+
+
+def dw_err_over_tol(dw: torch.Tensor, dw64: torch.Tensor, atol: float = 1e-4, rtol: float = 1e-4) -> torch.Tensor:
+    """Per-element err/tol of ROUTING-POLICY.md section 2 (FP64 tensor); NaN stays NaN (never passes)."""
+    return (dw.double() - dw64).abs() / (atol + rtol * dw64.abs())
+
+
+def dx_err_over_tol(dx: torch.Tensor, dx64: torch.Tensor, atol: float = 1e-2, rtol: float = 1e-2) -> float:
+    e = (dx.reshape(dx64.shape).double() - dx64).abs() / (atol + rtol * dx64.abs())
+    return float(e.max()) if e.numel() else 0.0

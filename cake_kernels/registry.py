@@ -1,0 +1,177 @@
+"""The one registry of programs: name -> Program (data) + the kernel it launches.
+
+A program is data: name, op, family, determinism, supported keys, launch policy, and a
+fingerprint of its kernel sources plus launch policy (a changed kernel or policy is a new program
+for the evidence store). Adding a program is one entry in `_CATALOG`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+from dataclasses import asdict, dataclass, field
+
+FORMS = ("plain", "residual", "heads_strided", "heads_contiguous")
+W_DTYPES = ("bf16", "fp32")
+H_MAX = 16384
+
+
+@dataclass(frozen=True)
+class LaunchPolicy:
+    """How a program is launched.
+
+    grid: `row_blocks` (one program per `rows` rows), `persistent` (`programs_per_sm` x SMs programs
+    striding over row blocks), `column_tasks` (ceil(H / column_block) column tasks + ceil(rows /
+    rows) row tasks), or `reference` (PyTorch, no Triton).
+    warps: the minimum; tiles above 32 elements per thread get more (up to 16), so very wide rows
+    never spill (`warps_for`).
+    fold: rows per fold (`blocked`: rows per FP32 block; `twosum`: rows between FP64 folds).
+    """
+
+    grid: str
+    rows: int = 1
+    warps: int = 4
+    stages: int = 1
+    programs_per_sm: int = 0
+    fold: int = 0
+    column_block: int = 0
+    column_rows: int = 0
+
+    def warps_for(self, block_h: int) -> int:
+        need = (block_h * self.rows) // (32 * 32)
+        w = self.warps
+        while w < need and w < 16:
+            w *= 2
+        return w
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    op: str  # "fwd" or "bwd"
+    family: str  # forward: row / persistent / reference; backward: atomic, pair, blocked, twosum_pair, twosum, column_task, reference
+    deterministic: bool
+    launch: LaunchPolicy
+    description: str
+    kernel_module: str | None = None  # module whose source feeds the fingerprint
+    mode: int = -1  # backward rows-kernel mode (programs/backward.py)
+    single_launch: bool = False
+    H_min: int = 1
+    H_max: int = H_MAX
+    forms: tuple[str, ...] = FORMS
+    w_dtypes: tuple[str, ...] = W_DTYPES
+    runnable: bool = True
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def supports(self, H: int, form: str, w_dtype: str) -> bool:
+        return self.H_min <= H <= self.H_max and form in self.forms and w_dtype in self.w_dtypes
+
+    @property
+    def fingerprint(self) -> str:
+        return _fingerprint(self.name, self.kernel_module, json.dumps(asdict(self.launch), sort_keys=True), self.mode, self.single_launch)
+
+    def evidence_record(self) -> dict:
+        """This program as a `cake-evidence/1` program record."""
+        return {
+            "schema": "cake-evidence/1", "kind": "program", "name": self.name, "op": self.op,
+            "deterministic": self.deterministic, "family": self.family, "runnable": self.runnable,
+            "fingerprint": self.fingerprint, "description": self.description,
+        }
+
+
+@functools.lru_cache(maxsize=None)
+def _fingerprint(name: str, module: str | None, launch_json: str, mode: int, single: bool) -> str:
+    h = hashlib.sha256()
+    h.update(launch_json.encode())
+    h.update(f"|{mode}|{single}|".encode())
+    for mod_name in filter(None, [module, "cake_kernels.programs.common", "cake_kernels.runner"]):
+        mod = __import__(mod_name, fromlist=["_"])
+        h.update(inspect.getsource(mod).encode())
+    return "sha256:" + h.hexdigest()[:32]
+
+
+def _catalog() -> list[Program]:
+    # Mode numbers of programs/backward.py (kept literal here so the registry imports without Triton).
+    ATOMIC, PAIR, BLOCKED, TWOSUM = 0, 1, 2, 3
+    fwd_mod, bwd_mod = "cake_kernels.programs.forward", "cake_kernels.programs.backward"
+    progs: list[Program] = [
+        Program("fwd.reference", "fwd", "reference", True, LaunchPolicy("reference"),
+                "PyTorch reference program (any device, FP32 statistics); the CPU path of the op"),
+        Program("bwd.reference", "bwd", "reference", True, LaunchPolicy("reference"),
+                "PyTorch reference program (any device); dw is a plain FP32 torch.sum over rows"),
+    ]
+    for rows, warps in ((1, 4), (1, 8), (2, 8), (4, 4), (8, 4)):
+        progs.append(Program(
+            f"fwd.row.r{rows}.w{warps}", "fwd", "row", True, LaunchPolicy("row_blocks", rows=rows, warps=warps),
+            f"one program per {rows} row(s), full-row tile, {warps}+ warps", fwd_mod))
+    for ppsm, rows, warps in ((2, 1, 8), (4, 1, 4), (2, 2, 8), (8, 2, 4)):
+        progs.append(Program(
+            f"fwd.persist.p{ppsm}x.r{rows}.w{warps}", "fwd", "persistent", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm),
+            f"persistent grid of {ppsm} programs per SM, {rows}-row tiles, {warps}+ warps", fwd_mod))
+    for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
+        sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
+        progs.append(Program(
+            f"bwd.atomic.{sfx}", "bwd", "atomic", False,
+            LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm), 
+            f"FP32 per-program dw sums added with atomics ({ppsm} programs/SM, {rows}-row tiles); nondeterministic",
+            bwd_mod, mode=ATOMIC))
+        progs.append(Program(
+            f"bwd.pair.{sfx}", "bwd", "pair", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm),
+            f"FP32 per-program dw partials [P, H] + fixed-order FP64 reduce kernel ({ppsm} programs/SM, {rows}-row tiles)",
+            bwd_mod, mode=PAIR))
+    for ppsm, fold, warps in ((2, 16, 8), (4, 16, 4), (2, 64, 8)):
+        progs.append(Program(
+            f"bwd.blocked.p{ppsm}x.f{fold}.w{warps}", "bwd", "blocked", True,
+            LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=fold),
+            f"FP32 sums in blocks of {fold} rows folded into the FP32 running sum, [P, H] partials + fixed-order FP64 reduce",
+            bwd_mod, mode=BLOCKED))
+    for ppsm, warps in ((1, 8), (2, 8), (4, 4)):
+        progs.append(Program(
+            f"bwd.twosum_pair.p{ppsm}x.w{warps}", "bwd", "twosum_pair", True,
+            LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=256),
+            f"error-free products + TwoSum per thread, FP64 fold every 256 rows, [P, H] FP64 partials + fixed-order reduce kernel ({ppsm} programs/SM)",
+            bwd_mod, mode=TWOSUM))
+    for ppsm, warps in ((1, 8), (2, 8)):
+        progs.append(Program(
+            f"bwd.twosum.p{ppsm}x.w{warps}", "bwd", "twosum", True,
+            LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=256),
+            f"single launch: error-free products + TwoSum per thread, FP64 partials reduced in fixed order by the last program to finish ({ppsm} programs/SM)",
+            bwd_mod, mode=TWOSUM, single_launch=True))
+    for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
+        progs.append(Program(
+            f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,
+            LaunchPolicy("column_tasks", rows=1, warps=warps, column_block=cb, column_rows=crows),
+            f"one launch, no workspace: column tasks own {cb} whole dw columns (rows summed in fixed order, FP64 across tiles of {crows}); row tasks write dx",
+            bwd_mod))
+    return progs
+
+
+@functools.lru_cache(maxsize=1)
+def _by_name() -> dict[str, Program]:
+    out: dict[str, Program] = {}
+    for p in _catalog():
+        if p.name in out:
+            raise RuntimeError(f"duplicate program name {p.name!r} in the registry")
+        out[p.name] = p
+    return out
+
+
+def all_programs() -> list[Program]:
+    """Every registered program (forward and backward, the reference programs included)."""
+    return list(_by_name().values())
+
+
+def get(name: str) -> Program:
+    """The program called `name`; a KeyError names the accepted names."""
+    try:
+        return _by_name()[name]
+    except KeyError:
+        raise KeyError(f"program={name!r} is not registered; registered programs: {', '.join(sorted(_by_name()))}") from None
+
+
+def names(op: str | None = None) -> list[str]:
+    return [p.name for p in all_programs() if op is None or p.op == op]

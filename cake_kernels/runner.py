@@ -1,0 +1,315 @@
+"""The one runner: the only code that launches programs.
+
+The runtime op, the measurement harness and the tests all call `forward` / `backward` here. The
+runner validates device, dtype, shape and strides (errors name the argument and what is
+accepted), derives the row addressing (rows read in place at any row stride when the last
+dimension is contiguous), allocates outputs and workspace, and launches. A caller-owned
+`Workspace` (from `workspace_for`) makes a call CUDA-graph safe: nothing is allocated inside it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import torch
+
+from cake_kernels import registry
+from cake_kernels.reference import reference_backward, reference_forward
+from cake_kernels.registry import H_MAX, Program
+
+_W_DTYPES = {torch.bfloat16: "bf16", torch.float32: "fp32"}
+# Nominal SM count when Triton runs in the CPU interpreter (keeps interpreted grids small).
+_INTERPRETER_SMS = 4
+RED_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class Rows:
+    """How a [..., H] tensor maps to rows: row r = t * NH + h starts at t * st + h * sh."""
+
+    tensor: torch.Tensor
+    NH: int
+    st: int
+    sh: int
+    rows: int
+
+
+@dataclass
+class Workspace:
+    """Scratch a backward program needs: FP32/FP64 partials and an arrival counter (zeroed once;
+    the single-launch programs reset it themselves). Reused across calls and graph replays."""
+
+    partials: torch.Tensor | None
+    counter: torch.Tensor | None
+
+
+def w_dtype_name(weight: torch.Tensor) -> str:
+    try:
+        return _W_DTYPES[weight.dtype]
+    except KeyError:
+        raise TypeError(f"weight: dtype {weight.dtype} is not accepted; use torch.bfloat16 or torch.float32") from None
+
+
+def rows_of(name: str, t: torch.Tensor, H: int) -> Rows:
+    """Row addressing of `t` ([..., H], last dimension contiguous), without copying when possible."""
+    if t.dim() == 0 or t.shape[-1] != H:
+        raise ValueError(f"{name}: expected shape [..., {H}], got {list(t.shape)}")
+    if t.stride(-1) != 1 and t.numel() > 0 and H > 1:
+        raise ValueError(
+            f"{name}: the last dimension must be contiguous (stride 1), got strides {list(t.stride())}; "
+            f"pass {name}.contiguous()"
+        )
+    if t.dim() == 1:
+        return Rows(t, 1, H, 0, 1)
+    if t.dim() == 2:
+        return Rows(t, 1, t.stride(0), 0, t.shape[0])
+    if t.dim() == 3:
+        return Rows(t, t.shape[1], t.stride(0), t.stride(1), t.shape[0] * t.shape[1])
+    flat = t.reshape(-1, H)  # a view when the leading dims collapse, else the one copy
+    return Rows(flat, 1, flat.stride(0), 0, flat.shape[0])
+
+
+def _check_x(name: str, t: torch.Tensor) -> None:
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+    if t.dtype != torch.bfloat16:
+        raise TypeError(f"{name}: dtype {t.dtype} is not accepted; use torch.bfloat16")
+
+
+def _check_same_device(ref: torch.Tensor, **others: torch.Tensor | None) -> None:
+    for name, t in others.items():
+        if t is not None and t.device != ref.device:
+            raise ValueError(f"{name}: on {t.device}, but x is on {ref.device}; put every input on one device")
+
+
+def _check_weight(weight: torch.Tensor, H: int) -> torch.Tensor:
+    if not isinstance(weight, torch.Tensor):
+        raise TypeError(f"weight: expected a torch.Tensor, got {type(weight).__name__}")
+    w_dtype_name(weight)
+    if weight.dim() != 1 or weight.shape[0] != H:
+        raise ValueError(f"weight: expected shape [{H}] (the last dimension of x), got {list(weight.shape)}")
+    return weight.contiguous()
+
+
+def _check_H(H: int, program: Program) -> None:
+    if not (program.H_min <= H <= program.H_max):
+        raise ValueError(f"x: hidden size H={H} is outside [{program.H_min}, {program.H_max}] supported by program {program.name!r}")
+
+
+def check_eps(eps) -> float:
+    try:
+        e = float(eps)
+    except (TypeError, ValueError):
+        raise TypeError(f"eps: expected a positive finite float, got {eps!r}") from None
+    if not (e > 0 and math.isfinite(e)):
+        raise ValueError(f"eps: expected a positive finite float, got {eps!r}")
+    return e
+
+
+def _check_launchable(program: Program, device: torch.device) -> None:
+    if program.launch.grid == "reference":
+        return
+    from cake_kernels.programs.common import interpreting
+
+    if device.type != "cuda" and not interpreting():
+        raise ValueError(
+            f"program {program.name!r} is a Triton program: inputs must be CUDA tensors "
+            f"(got {device}), or set TRITON_INTERPRET=1 to run it in the CPU interpreter"
+        )
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def sm_count(device: torch.device) -> int:
+    if device.type == "cuda":
+        return _sm_count(device.index if device.index is not None else torch.cuda.current_device())
+    return _INTERPRETER_SMS
+
+
+def _exact_products() -> bool:
+    from cake_kernels.programs.common import interpreting
+
+    return not interpreting()
+
+
+def _grid_programs(program: Program, n_rows: int, device: torch.device) -> int:
+    lp = program.launch
+    n_blocks = -(-n_rows // lp.rows)
+    if lp.grid == "persistent":
+        return max(1, min(n_blocks, lp.programs_per_sm * sm_count(device)))
+    return n_blocks
+
+
+def _out(name: str, given: torch.Tensor | None, shape, dtype, device) -> torch.Tensor:
+    if given is None:
+        return torch.empty(shape, dtype=dtype, device=device)
+    if tuple(given.shape) != tuple(shape) or given.dtype != dtype or given.device != device or not given.is_contiguous():
+        raise ValueError(f"{name}: expected a contiguous {dtype} tensor of shape {list(shape)} on {device}")
+    return given
+
+
+def _into(out: torch.Tensor | None, value: torch.Tensor) -> torch.Tensor:
+    if out is None:
+        return value
+    out.copy_(value.reshape(out.shape))
+    return out
+
+
+def forward(
+    program: Program | str, x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, residual: torch.Tensor | None = None,
+    *, y_out: torch.Tensor | None = None, rstd_out: torch.Tensor | None = None, h_out: torch.Tensor | None = None,
+):
+    """Run a forward program. Returns (y, rstd, h_new or None); y and h_new shaped like x, rstd like x[..., 0].
+
+    `*_out` are caller-owned outputs (contiguous), written in place: graph capture, poisoning tests.
+    """
+    program = registry.get(program) if isinstance(program, str) else program
+    if program.op != "fwd":
+        raise ValueError(f"program: {program.name!r} is a {program.op} program; forward needs a fwd program")
+    _check_x("x", x)
+    if residual is not None:
+        _check_x("residual", residual)
+        if residual.shape != x.shape:
+            raise ValueError(f"residual: expected the shape of x {list(x.shape)}, got {list(residual.shape)}")
+    H = x.shape[-1] if x.dim() else 0
+    _check_same_device(x, weight=weight, residual=residual)
+    weight = _check_weight(weight, H)
+    eps = check_eps(eps)
+    _check_H(H, program)
+    _check_launchable(program, x.device)
+    if program.launch.grid == "reference":
+        y, rstd, h_new = reference_forward(x, weight, eps, residual)
+        return _into(y_out, y), _into(rstd_out, rstd), (_into(h_out, h_new) if h_new is not None else None)
+    xr = rows_of("x", x, H)
+    rr = rows_of("residual", residual, H) if residual is not None else None
+    y = _out("y_out", y_out, x.shape, torch.bfloat16, x.device)
+    rstd = _out("rstd_out", rstd_out, x.shape[:-1], torch.float32, x.device)
+    h_new = _out("h_out", h_out, x.shape, torch.bfloat16, x.device) if residual is not None else None
+    if xr.rows == 0:
+        return y, rstd, h_new
+    from cake_kernels.programs.forward import rmsnorm_fwd_kernel
+
+    import triton
+
+    block_h = triton.next_power_of_2(H)
+    lp = program.launch
+    grid = (_grid_programs(program, xr.rows, x.device),)
+    rmsnorm_fwd_kernel[grid](
+        xr.tensor, rr.tensor if rr else xr.tensor, weight, y, rstd, h_new if h_new is not None else y,
+        xr.rows, xr.NH, H, float(H), eps,
+        xr.st, xr.sh, rr.st if rr else 0, rr.sh if rr else 0,
+        BLOCK_H=block_h, ROWS=lp.rows, HAS_RES=residual is not None, EXACT=_exact_products(),
+        num_warps=lp.warps_for(block_h), num_stages=lp.stages,
+    )
+    return y, rstd, h_new
+
+
+def workspace_for(program: Program | str, x: torch.Tensor) -> Workspace:
+    """The workspace `backward(program, ...)` needs for inputs shaped like x (reusable, graph safe)."""
+    program = registry.get(program) if isinstance(program, str) else program
+    H = x.shape[-1]
+    rows = x.numel() // H if H else 0
+    if program.op != "bwd" or program.launch.grid != "persistent" or program.mode == 0 or rows == 0:
+        return Workspace(None, None)
+    P = _grid_programs(program, rows, x.device)
+    dtype = torch.float64 if program.mode == 3 else torch.float32
+    partials = torch.empty((P, H), dtype=dtype, device=x.device)
+    counter = torch.zeros(1, dtype=torch.int32, device=x.device) if program.single_launch else None
+    return Workspace(partials, counter)
+
+
+def backward(
+    program: Program | str, g: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor,
+    g_h_new: torch.Tensor | None = None, workspace: Workspace | None = None, *,
+    dx_out: torch.Tensor | None = None, dw_out: torch.Tensor | None = None,
+):
+    """Run a backward program. Returns (dx BF16 shaped like x, dw FP32 [H]).
+
+    `x` is the normalized input (h_new for the residual form); `g_h_new` is the incoming gradient
+    of h_new, added to dx. `workspace` (from `workspace_for`) and `dw_out` make the call allocation-
+    free for CUDA graph capture.
+    """
+    program = registry.get(program) if isinstance(program, str) else program
+    if program.op != "bwd":
+        raise ValueError(f"program: {program.name!r} is a {program.op} program; backward needs a bwd program")
+    _check_x("g", g)
+    _check_x("x", x)
+    if g.shape != x.shape:
+        raise ValueError(f"g: expected the shape of x {list(x.shape)}, got {list(g.shape)}")
+    if g_h_new is not None:
+        _check_x("g_h_new", g_h_new)
+        if g_h_new.shape != x.shape:
+            raise ValueError(f"g_h_new: expected the shape of x {list(x.shape)}, got {list(g_h_new.shape)}")
+    H = x.shape[-1] if x.dim() else 0
+    _check_same_device(x, g=g, weight=weight, rstd=rstd, g_h_new=g_h_new)
+    weight = _check_weight(weight, H)
+    if not isinstance(rstd, torch.Tensor) or rstd.dtype != torch.float32:
+        raise TypeError(f"rstd: expected a torch.float32 tensor (the forward's rstd), got {getattr(rstd, 'dtype', type(rstd))}")
+    n_rows = x.numel() // H if H else 0
+    if rstd.numel() != n_rows:
+        raise ValueError(f"rstd: expected {n_rows} values (one per row of x), got {rstd.numel()}")
+    _check_H(H, program)
+    _check_launchable(program, x.device)
+    if program.launch.grid == "reference":
+        dx, dw = reference_backward(g, x, weight, rstd, g_h_new)
+        return _into(dx_out, dx), _into(dw_out, dw)
+    rstd = rstd.reshape(-1).contiguous()
+    gr, xr = rows_of("g", g, H), rows_of("x", x, H)
+    gres = rows_of("g_h_new", g_h_new, H) if g_h_new is not None else None
+    dx = _out("dx_out", dx_out, x.shape, torch.bfloat16, x.device)
+    dw = _out("dw_out", dw_out, (H,), torch.float32, x.device)
+    if n_rows == 0:
+        dw.zero_()
+        return dx, dw
+
+    import triton
+
+    from cake_kernels.programs import backward as bk
+
+    lp = program.launch
+    block_h = triton.next_power_of_2(H)
+    common = (
+        n_rows, xr.NH, H, float(H),
+        gr.st, gr.sh, xr.st, xr.sh, gres.st if gres else 0, gres.sh if gres else 0,
+    )
+    gres_t = gres.tensor if gres else gr.tensor
+    if lp.grid == "column_tasks":
+        n_col = -(-H // lp.column_block)
+        n_row_tasks = -(-n_rows // lp.rows)
+        bk.rmsnorm_bwd_column_task_kernel[(n_col + n_row_tasks,)](
+            gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, *common, n_col,
+            BLOCK_C=lp.column_block, COL_ROWS=lp.column_rows, BLOCK_H=block_h, ROWS=lp.rows,
+            HAS_GRES=gres is not None, EXACT=_exact_products(), num_warps=lp.warps_for(block_h), num_stages=lp.stages,
+        )
+        return dx, dw
+    P = _grid_programs(program, n_rows, x.device)
+    if program.mode == 0:
+        dw.zero_()  # the atomic family's memset: part of the program, inside its timed span
+        ws = Workspace(None, None)
+    else:
+        ws = workspace if workspace is not None else workspace_for(program, x)
+        if ws.partials is None or ws.partials.shape[0] < P or ws.partials.shape[1] != H:
+            raise ValueError(f"workspace: too small for program {program.name!r} at {n_rows} rows x H={H}; use workspace_for(program, x)")
+        if program.single_launch and ws.counter is None:
+            raise ValueError(f"workspace: program {program.name!r} needs an arrival counter; use workspace_for(program, x)")
+    partials = ws.partials if ws.partials is not None else dw
+    counter = ws.counter if ws.counter is not None else dw
+    bk.rmsnorm_bwd_rows_kernel[(P,)](
+        gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common,
+        BLOCK_H=block_h, ROWS=lp.rows, MODE=program.mode, FOLD=max(lp.fold, 1),
+        HAS_GRES=gres is not None, SINGLE=program.single_launch, EXACT=_exact_products(), RED_BLOCK=1024,
+        num_warps=lp.warps_for(block_h), num_stages=lp.stages,
+    )
+    if program.mode != 0 and not program.single_launch:
+        bk.reduce_partials_kernel[(-(-H // RED_BLOCK),)](partials, dw, P, H, BLOCK=RED_BLOCK, num_warps=4)
+    return dx, dw
+
+
+def validate_H(H: int) -> None:
+    if not (1 <= H <= H_MAX):
+        raise ValueError(f"x: hidden size H={H} is outside the supported range [1, {H_MAX}]")
