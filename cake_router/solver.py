@@ -204,14 +204,21 @@ def route_keys(ev: WorkloadEvidence) -> list[RouteKey]:
             RouteKey(k.arch, "fwd", k.H, k.w_dtype, k.form, "any")]
 
 
+def serves_op(ev: WorkloadEvidence, name: str, info: ProgramInfo, op: str) -> bool:
+    """A program serves an op when its record declares it, or when it is timed for that op in this
+    workload: published whole-op implementations (e.g. FlashInfer's cake_rmsnorm_train, recorded
+    with op "bwd") carry fwd and bwd timings under one program name."""
+    return info.op == op or any(p == name and o == op for (p, o, _) in ev.timing)
+
+
 def candidates(ev: WorkloadEvidence, key: RouteKey) -> dict[str, ProgramInfo]:
     """Programs of the key's op that may be routed: not peers, and deterministic in det mode."""
     return {n: p for n, p in sorted(ev.programs.items())
-            if p.op == key.op and p.family != "peer" and rules.mode_allows(key.mode, p.deterministic)}
+            if p.family != "peer" and rules.mode_allows(key.mode, p.deterministic) and serves_op(ev, n, p, key.op)}
 
 
 def peers(ev: WorkloadEvidence, key: RouteKey) -> list[str]:
-    return sorted(n for n, p in ev.programs.items() if p.op == key.op and p.family == "peer")
+    return sorted(n for n, p in ev.programs.items() if p.family == "peer" and serves_op(ev, n, p, key.op))
 
 
 # ---- step 1 and 2: points -------------------------------------------------------------------

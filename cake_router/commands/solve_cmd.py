@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 from pathlib import Path
@@ -33,8 +34,11 @@ def read_evidence_files(paths: list[str]) -> list[dict]:
     records = []
     for path in paths:
         try:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
+            raw = Path(path).read_bytes()
+            if path.endswith(".gz"):
+                raw = gzip.decompress(raw)
+            lines = raw.decode("utf-8").splitlines()
+        except (OSError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
             raise _cli_error(f"--evidence {path}: cannot read: {exc}") from None
         for n, line in enumerate(lines, 1):
             if not line.strip():
@@ -138,7 +142,7 @@ def _solve(args, arch: str):
 
 def _add_evidence_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--evidence", metavar="FILE", nargs="+", default=None,
-                   help="read cake-evidence/1 JSONL files instead of the store")
+                   help="read cake-evidence/1 JSONL files (.jsonl or .jsonl.gz) instead of the store")
 
 
 # ---- solve ---------------------------------------------------------------------------------

@@ -239,9 +239,10 @@ def crossover_hi(t1: int, la1: float, lb1: float, t2: int, la2: float, lb2: floa
 def extends_to_infinity(worst_at_largest: float | None, op: str, has_accuracy: bool, policy: Policy) -> bool:
     """Above the largest sampled T the last window extends only with worst err/tol <= extend_headroom.
 
-    A forward program without accuracy evidence has no dw to drift and extends.
+    A forward program has no dw to drift: it extends unless a stated worst err/tol for it exceeds
+    the headroom (no number, or no accuracy evidence at all, is no objection).
     """
-    if op == "fwd" and not has_accuracy:
+    if op == "fwd" and (not has_accuracy or worst_at_largest is None):
         return True
     return worst_at_largest is not None and worst_at_largest <= policy.extend_headroom
 

@@ -313,3 +313,13 @@ def test_speed_cut_keeps_incumbent_edge_between_the_same_sampled_points():
     # an incumbent edge outside the gap between the sampled points does not count
     inc = [Window(1, 20000, "bwd.pair", "fastest"), Window(20001, None, "bwd.twosum", "fastest")]
     assert spans(solve(e, incumbent=inc))[0][:2] == (1, 3162)
+
+
+def test_whole_op_program_timed_for_fwd_is_a_forward_candidate():
+    # published whole-op programs are recorded with op "bwd" but carry fwd timings
+    e = Evidence().program("fi.det", runnable=False, family="flashinfer")
+    e.published_timing("fi.det", 1024, 2.0, op="fwd").published_timing("fi.det", 1024, 5.0)
+    e.published_acc("fi.det", 1024, "pass")
+    sol = solve(e, op="fwd")
+    assert spans(sol) == [(1, None, "fi.det", "only-in-budget")]  # no dw: a pass without a number extends
+    assert spans(solve(e))[-1] == (1025, None, "fi.det", "unverified")  # bwd: no number, no extension
