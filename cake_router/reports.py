@@ -5,16 +5,15 @@ The command module renders these (rich tables, Markdown or JSON); nothing here p
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Mapping
 
 from cake_kernels.routes.table import RouteTable, Window
-from measurements_db.aggregates import RouteKey, WorkloadEvidence, WorkloadKey
+from measurements_db.aggregates import WorkloadEvidence
 
 from cake_router.policy import rules
 from cake_router.policy.config import Policy
-from cake_router.solver import LOUD_REASONS, ArchSolution, KeySolution, Point, SolvedWindow
+from cake_router.solver import LOUD_REASONS, ArchSolution, KeySolution, Point
 
 RULE_TEXT = {
     "fastest": "fastest eligible program by pooled median at the window's sampled T (section 5)",
@@ -99,7 +98,7 @@ def report_rows(arch_sol: ArchSolution) -> list[dict]:
     for ks in arch_sol.keys:
         by_T = {p.T: p for p in ks.points}
         for w in ks.windows:
-        # windows without sampled T (unverified spans) still get one row
+            # windows without sampled T (unverified spans) still get one row
             for T in (w.points or [None]):
                 p = by_T.get(T) if T is not None else None
                 lat = p.latency(w.program) if p else None

@@ -27,7 +27,6 @@ from typing import Iterable, Mapping
 
 from cake_kernels.routes.table import SCHEMA, RouteTable
 from measurements_db.aggregates import (
-    AccuracyAggregate,
     ProgramInfo,
     RouteKey,
     TimingAggregate,
