@@ -10,3 +10,4 @@ from cake_kernels.op import RMSNorm, rmsnorm_train, rmsnorm_train_backward, rmsn
 from cake_kernels import registry  # noqa: E402,F401
 
 __all__ = ["RMSNorm", "rmsnorm_train", "rmsnorm_train_forward", "rmsnorm_train_backward", "registry"]
+from cake_kernels.integrations import patch  # noqa: E402,F401

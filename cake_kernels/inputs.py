@@ -32,23 +32,32 @@ class Inputs:
     g_h_new: torch.Tensor | None = None
 
 
-def _draw(family: str, rows: int, H: int, gen: torch.Generator, device) -> tuple[torch.Tensor, torch.Tensor]:
-    def n(*shape):
-        return torch.randn(*shape, generator=gen, device=device, dtype=torch.float32)
+# Inputs are drawn in FP32 chunks of this many elements and cast to BF16 chunk by chunk, so a
+# [1M, 8192] input never exists in FP32 on the device.
+DRAW_CHUNK = 1 << 26
 
-    if family == "gaussian":
-        x, g = n(rows, H), n(rows, H)
-    elif family == "same_sign":
-        x, g = n(rows, H).abs() + 0.25, n(rows, H).abs() + 0.25
-    elif family == "outlier_rows":
-        x = n(rows, H)
-        k = max(1, rows // 512) if rows else 0
-        if k:
-            idx = torch.randperm(rows, generator=gen, device=device)[:k]
-            x[idx] *= 64.0
-        g = n(rows, H) * torch.exp(n(rows, 1))
-    else:
+
+def _draw(family: str, rows: int, H: int, gen: torch.Generator, device) -> tuple[torch.Tensor, torch.Tensor]:
+    if family not in FAMILIES:
         raise ValueError(f"family: {family!r} is not one of {FAMILIES}")
+    x = torch.empty(rows, H, dtype=torch.bfloat16, device=device)
+    g = torch.empty(rows, H, dtype=torch.bfloat16, device=device)
+    step = max(1, DRAW_CHUNK // max(H, 1))
+    for s in range(0, rows, step):
+        e = min(rows, s + step)
+        xs = torch.randn(e - s, H, generator=gen, device=device)
+        gs = torch.randn(e - s, H, generator=gen, device=device)
+        if family == "same_sign":
+            xs = xs.abs_() + 0.25
+            gs = gs.abs_() + 0.25
+        elif family == "outlier_rows":
+            gs *= torch.exp(torch.randn(e - s, 1, generator=gen, device=device))
+        x[s:e] = xs
+        g[s:e] = gs
+    if family == "outlier_rows" and rows:
+        k = max(1, rows // 512)
+        idx = torch.randperm(rows, generator=gen, device=device)[:k]
+        x[idx] *= 64.0  # a power of two: exact in BF16
     return x, g
 
 
@@ -66,18 +75,17 @@ def make_inputs(family: str, T: int, H: int, w_dtype: str = "fp32", form: str = 
         if form == "heads_strided":
             wide = torch.empty(T, STRIDED_WIDTH_HEADS * H, dtype=torch.bfloat16, device=device)
             wide.normal_(generator=gen)
-            wide[:, : nh * H] = x.reshape(T, nh * H).to(torch.bfloat16)
+            wide[:, : nh * H] = x.reshape(T, nh * H)
             xv = wide[:, : nh * H].view(T, nh, H)
         else:
-            xv = x.reshape(T, nh, H).to(torch.bfloat16)
-        gv = g.reshape(T, nh, H).to(torch.bfloat16)
+            xv = x.reshape(T, nh, H)
+        gv = g.reshape(T, nh, H)
     else:
-        x, g = _draw(family, T, H, gen, device)
-        xv, gv = x.to(torch.bfloat16), g.to(torch.bfloat16)
+        xv, gv = _draw(family, T, H, gen, device)
     w = (1.0 + 0.1 * torch.randn(H, generator=gen, device=device)).to(W_DTYPES[w_dtype])
     inp = Inputs(xv, gv, w)
     if form == "residual":
         u, gh = _draw(family, T, H, gen, device)
-        inp.residual = (0.5 * u).to(torch.bfloat16)
-        inp.g_h_new = gh.to(torch.bfloat16)
+        inp.residual = u.mul_(0.5)  # exact in BF16
+        inp.g_h_new = gh
     return inp
