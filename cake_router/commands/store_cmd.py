@@ -108,18 +108,21 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 1 if failed else 0
     con = console()
     table = Table(title=f"import into {store.display_url}")
-    for col in ("file", "result", "runs", "programs", "timing", "accuracy"):
-        table.add_column(col, justify="left" if col in ("file", "result") else "right")
+    table.add_column("file", overflow="fold")
+    table.add_column("result", no_wrap=True)
+    for col in ("runs", "programs", "timing", "accuracy", "already stored"):
+        table.add_column(col, justify="right")
     for r in results:
         if r["ok"]:
-            cells = [f"{r['added'].get(k, 0)} new / {r['skipped'].get(k, 0)} kept"
-                     for k in ("run", "program", "timing", "accuracy")]
-            table.add_row(r["file"], "[green]imported[/]" if sum(r["added"].values()) else "already stored", *cells)
+            new = [str(r["added"].get(k, 0)) for k in ("run", "program", "timing", "accuracy")]
+            kept = sum(r["skipped"].values())
+            result = "[green]imported[/]" if sum(r["added"].values()) else "already stored"
+            table.add_row(r["file"], result, *new, str(kept))
         else:
-            table.add_row(r["file"], "[red]rejected, nothing written[/]", "", "", "", "")
+            table.add_row(r["file"], "[red]rejected[/] (nothing written)", "", "", "", "", "")
     con.print(table)
     for r in failed:
-        err.print(f"[red]error:[/] {r['error']}", markup=True, highlight=False)
+        err.print(f"[red]error:[/] {r['error']}", markup=True, highlight=False, soft_wrap=True)
     return 1 if failed else 0
 
 
