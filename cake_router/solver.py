@@ -438,7 +438,8 @@ def _cut(points: list[Point], a: Segment, b: Segment, lo_a: int, policy: Policy,
         snapped = rules.snap_down(t1, policy.grid)
         if snapped < t1:
             inside = [i for i, p in enumerate(points) if snapped < p.T <= t1]
-            if snapped >= lo_a and all(b.program in points[i].eligible for i in inside):
+            # a keeps at least its first sampled point; b must be eligible wherever it moves in
+            if snapped >= max(lo_a, points[a.idx[0]].T) and all(b.program in points[i].eligible for i in inside):
                 return snapped, kind
         return t1, kind
     # speed cut
