@@ -156,6 +156,9 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
         return e, t, table_ref(src, e, t)
 
     def arch_summaries(src: DataSource) -> list[dict]:
+        return src.cached(("arch_summaries",), lambda: _arch_summaries(src))
+
+    def _arch_summaries(src: DataSource) -> list[dict]:
         out = []
         try:
             runs = src.runs()
@@ -189,8 +192,9 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
         k = {"arch": arch, "op": op, "H": H, "w_dtype": w_dtype, "form": form, "mode": mode}
         if not t.windows(op, H, w_dtype, form, mode):
             raise NotFound(f"table {e.id} has no key {V.key_label(k)}")
-        ev = src.evidence(arch).get(V.workload_of_key(k))
-        return V.key_view(k, ref, t, ev)
+        # cached with the aggregates (same generation and TTL): a view is a pure function of them
+        return src.cached(("key_view", e.id, op, H, w_dtype, form, mode),
+                          lambda: V.key_view(k, ref, t, src.evidence(arch).get(V.workload_of_key(k))))
 
     def diff_view(src: DataSource, old: str, new: str) -> dict:
         eo, to = src.load(old)
@@ -310,7 +314,8 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
         body = await read_body_bounded(request, max_body_bytes)
         lines = decode_lines(body)
         records, result = await run_in_threadpool(ingest_lines, src.store, lines, name)
-        src.invalidate()
+        if getattr(result, "total_added", 1):  # a repeated upload adds nothing: keep the caches warm
+            src.invalidate()
         return {"ok": True, "bytes": len(body), "records": len(records), "result": as_dict(result)}
 
     # ---- pages --------------------------------------------------------------------------------

@@ -95,6 +95,7 @@ class DataSource:
         self._store = None
         self._generation = 0
         self._cache: dict[tuple, tuple[int, float, Any]] = {}
+        self._inflight: dict[tuple, threading.Event] = {}
         self._solver = solver
 
     # ---- store ---------------------------------------------------------------------------
@@ -120,44 +121,61 @@ class DataSource:
             self._generation += 1
             self._cache.clear()
 
-    def _cached(self, key: tuple, compute: Callable[[], Any]) -> Any:
-        now = time.monotonic()
-        with self._lock:
-            hit = self._cache.get(key)
-            gen = self._generation
-            if hit is not None and hit[0] == gen and now - hit[1] < self.cache_ttl_s:
-                return hit[2]
-        value = compute()  # outside the lock: slow queries of two arches may overlap
-        with self._lock:
-            if self._generation == gen:
-                self._cache[key] = (gen, time.monotonic(), value)
-        return value
+    def cached(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """The cached value of `key`, computed by one thread at a time (single flight): under load,
+        requests arriving while it is computed wait for that result instead of all recomputing."""
+        while True:
+            now = time.monotonic()
+            with self._lock:
+                gen = self._generation
+                hit = self._cache.get(key)
+                if hit is not None and hit[0] == gen and now - hit[1] < self.cache_ttl_s:
+                    return hit[2]
+                flight = self._inflight.get(key)
+                if flight is None:
+                    flight = self._inflight[key] = threading.Event()
+                    owner = True
+                else:
+                    owner = False
+            if not owner:
+                flight.wait(timeout=120)
+                continue  # take the fresh value, or compute it if that flight failed
+            try:
+                value = compute()
+                with self._lock:
+                    if self._generation == gen:
+                        self._cache[key] = (gen, time.monotonic(), value)
+                return value
+            finally:
+                with self._lock:
+                    self._inflight.pop(key, None)
+                flight.set()
 
     def evidence(self, arch: str) -> dict:
         """WorkloadKey -> WorkloadEvidence for one arch (measurements_db.queries.workload_evidence)."""
         from measurements_db import queries
 
-        return self._cached(("evidence", arch), lambda: queries.workload_evidence(self.store, arch))
+        return self.cached(("evidence", arch), lambda: queries.workload_evidence(self.store, arch))
 
     def store_arches(self) -> list[str]:
         from measurements_db import queries
 
-        return list(self._cached(("arches",), lambda: list(queries.arches(self.store))))
+        return list(self.cached(("arches",), lambda: list(queries.arches(self.store))))
 
     def runs(self, arch: str | None = None) -> list[dict]:
         from measurements_db import queries
 
-        return self._cached(("runs", arch), lambda: [as_dict(r) for r in queries.runs(self.store, arch=arch)])
+        return self.cached(("runs", arch), lambda: [as_dict(r) for r in queries.runs(self.store, arch=arch)])
 
     def run_detail(self, run_id: str) -> Any:
         from measurements_db import queries
 
-        return self._cached(("run", run_id), lambda: queries.run_detail(self.store, run_id))
+        return self.cached(("run", run_id), lambda: queries.run_detail(self.store, run_id))
 
     def stats(self) -> dict:
         from measurements_db import queries
 
-        return as_dict(self._cached(("stats",), lambda: queries.stats(self.store)))
+        return as_dict(self.cached(("stats",), lambda: queries.stats(self.store)))
 
     @property
     def can_solve(self) -> bool:
@@ -210,12 +228,12 @@ class DataSource:
                 doc = self._solver(self.evidence(e.arch), e.arch)
                 return parse_table(doc, f"solved:{e.arch}")
 
-            return e, self._cached(("solved", e.arch), solve)
+            return e, self.cached(("solved", e.arch), solve)
         from cake_kernels.routes.table import load_table
 
         path = e.path
         mtime = path.stat().st_mtime_ns if path.exists() else 0
-        return e, self._cached(("table", e.id, mtime), lambda: load_table(path))
+        return e, self.cached(("table", e.id, mtime), lambda: load_table(path))
 
     def default_table_id(self, arch: str) -> str | None:
         """runtime, else published, else solved: what the arch page shows when not told."""
