@@ -104,14 +104,17 @@ def report_rows(arch_sol: ArchSolution) -> list[dict]:
                 lat = p.latency(w.program) if p else None
                 ru = None
                 if p is not None:
-                    others = [q for q in p.eligible if q != w.program]
+                    # as in the table's evidence: the fastest other eligible program, else the
+                    # fastest other timed candidate (an out-of-budget one: what accuracy costs)
+                    others = [q for q in p.eligible if q != w.program] or \
+                        [q for q in rules.order_by_latency(p.timing) if q != w.program]
                     ru = others[0] if others else None
                 ru_lat = p.latency(ru) if (p and ru) else None
                 v = p.verdicts.get(w.program) if p else None
                 rows.append({
                     **ks.key.as_dict(), "lo": w.lo, "hi": w.hi, "reason": w.reason, "T": T,
                     "program": w.program, "latency_us": lat,
-                    "runner_up": ru, "runner_up_us": ru_lat,
+                    "runner_up": ru, "runner_up_us": ru_lat, "runner_up_eligible": bool(p and ru in p.eligible),
                     "runner_up_ratio": (ru_lat / lat) if (lat and ru_lat) else None,
                     "peer": p.peer if p else None, "peer_us": p.peer_timing.median_us if (p and p.peer) else None,
                     "peer_ratio": (p.peer_timing.median_us / lat) if (p and p.peer and lat) else None,

@@ -295,7 +295,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     def cells(r):
         return (f'{r["op"]} H={r["H"]} {r["w_dtype"]} {r["form"]} {r["mode"]}', _span(r["lo"], r["hi"]), r["reason"],
                 "-" if r["T"] is None else (str(r["T"]) + ("~" if r["noisy"] else "")), r["program"], _f(r["latency_us"]),
-                r["runner_up"] or "-", _f(r["runner_up_us"]), _f(r["runner_up_ratio"]), r["peer"] or "-", _f(r["peer_us"]),
+                (r["runner_up"] + ("" if r["runner_up_eligible"] else " (out of budget)")) if r["runner_up"] else "-", _f(r["runner_up_us"]), _f(r["runner_up_ratio"]), r["peer"] or "-", _f(r["peer_us"]),
                 _f(r["peer_ratio"]), _f(r["worst_err_over_tol"], ".4g"), "-" if r["inputs_per_family"] is None else str(r["inputs_per_family"]))
     if args.markdown:
         print("| " + " | ".join(cols) + " |")

@@ -127,7 +127,9 @@ def test_report_rows_with_runner_up_and_peer(tmp_path, capsys):
     rows = json.loads(out)["rows"]
     r = next(r for r in rows if r["op"] == "bwd" and r["mode"] == "det" and r["T"] == 1024)
     assert r["program"] == "bwd.pair" and r["runner_up"] == "bwd.twosum" and r["peer"] == "peer.q"
-    assert r["runner_up_ratio"] == pytest.approx(r["runner_up_us"] / r["latency_us"])
+    assert r["runner_up_ratio"] == pytest.approx(r["runner_up_us"] / r["latency_us"]) and r["runner_up_eligible"]
+    r = next(r for r in rows if r["op"] == "bwd" and r["mode"] == "det" and r["T"] == 400000)
+    assert r["runner_up"] == "bwd.pair" and not r["runner_up_eligible"]
     rc, out, _ = run(capsys, "report", "--arch", ARCH, "--evidence", ev, "--incumbent", "none", "--markdown")
     assert rc == 0 and out.startswith("| key |")
 
