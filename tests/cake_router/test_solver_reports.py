@@ -1,0 +1,51 @@
+"""The change report's categories (diff), on tables solved from synthetic evidence."""
+
+from __future__ import annotations
+
+from cake_kernels.routes.table import load_table, write_table
+
+from cake_router.policy import Policy
+from cake_router.reports import diff_markdown, diff_tables
+from cake_router.solver import solve_arch
+from router_evidence import Evidence
+
+
+def _evidence(eager_fail: bool, with_fwd: bool) -> Evidence:
+    e = Evidence().program("bwd.pair").program("bwd.twosum", family="twosum_pair")
+    for T in (1024, 65536):
+        e.point("bwd.twosum", T, us=T / 50 + 20, worst=0.001, median=0.0001, eager_worst=0.2, eager_median=0.02)
+    e.point("bwd.pair", 1024, us=10, worst=0.001, median=0.0001, eager_worst=0.2, eager_median=0.02)
+    e.point("bwd.pair", 65536, us=100, worst=0.3 if eager_fail else 0.1, median=0.01, eager_worst=0.2, eager_median=0.02)
+    if with_fwd:
+        e.program("fwd.row", op="fwd").timing("fwd.row", 1024, 2.0, op="fwd")
+    return e
+
+
+def _table(tmp_path, name, e):
+    sol = solve_arch("sm_90a", list(e.all().values()), Policy())
+    write_table(sol.table_doc(), tmp_path / name)
+    return {"sm_90a": load_table(tmp_path / name)}
+
+
+def test_diff_categories_eager_and_new_coverage(tmp_path):
+    old = _table(tmp_path, "old.json", _evidence(False, False))
+    new_ev = _evidence(True, True)
+    new = _table(tmp_path, "new.json", new_ev)
+    changes = diff_tables(old, new, {"sm_90a": list(new_ev.all().values())})
+    cats = {(c.key[0], c.key[4]): c.category for c in changes}
+    assert cats[("bwd", "det")] == "eager-reference failure"
+    assert cats[("fwd", "any")] == "new coverage"
+    eager = next(c for c in changes if c.key[4] == "det")
+    assert [r["T"] for r in eager.rows] == [65536] and eager.rows[0]["old_status"] == "eager-reference"
+    assert eager.rows[0]["ratio"] < 1  # the new program is slower: counted in "rows slower than old"
+    md = diff_markdown(changes, "old", "new", True)
+    assert "### eager-reference failure (2)" in md and "### new coverage (1)" in md
+    summary = md.split("### Summary")[1]
+    assert "| bwd | 2 | 2 |" in summary
+
+
+def test_diff_without_evidence_lists_spans(tmp_path):
+    old = _table(tmp_path, "old.json", _evidence(False, False))
+    new = _table(tmp_path, "new.json", _evidence(True, False))
+    md = diff_markdown(diff_tables(old, new), "old", "new", False)
+    assert "ratios and rows are not available" in md and "eager-reference failure" in md
