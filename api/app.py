@@ -319,65 +319,89 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
         return {"ok": True, "bytes": len(body), "records": len(records), "result": as_dict(result)}
 
     # ---- pages --------------------------------------------------------------------------------
-    def page(request: Request, name: str, ctx: dict, status: int = 200):
-        ctx.setdefault("nav", name)
-        return templates.TemplateResponse(request, name, ctx, status_code=status)
+    def page(request: Request, src: DataSource, name: str, build: Callable[[], dict], key: tuple = ()):
+        """Render `name` with the context `build()` returns, cached like the data it comes from.
+
+        The cache key is the template and the handler's validated parameters (`key`), never the raw
+        URL, so arbitrary query strings cannot grow the cache. Errors raised by `build` (404s) are
+        not cached.
+        """
+
+        def render() -> str:
+            ctx = build()
+            ctx.setdefault("nav", name)
+            return templates.get_template(name).render(ctx)
+
+        return HTMLResponse(src.cached(("page", name) + key, render))
 
     @app.get("/", response_class=HTMLResponse, tags=["pages"], summary="arches")
     def page_index(request: Request, src: Src):
-        store_error = None
-        try:
-            stats = src.stats()
-        except Exception as exc:
-            stats, store_error = {}, f"{type(exc).__name__}: {exc}"
-        return page(request, "index.html", {"arches": arch_summaries(src), "stats": stats,
-                                            "store_url": src.store_url_display() if not store_error else "",
-                                            "store_error": store_error, "ingest_enabled": bool(configured_token)})
+        def build():
+            store_error = None
+            try:
+                stats = src.stats()
+            except Exception as exc:
+                stats, store_error = {}, f"{type(exc).__name__}: {exc}"
+            return {"arches": arch_summaries(src), "stats": stats,
+                    "store_url": src.store_url_display() if not store_error else "",
+                    "store_error": store_error, "ingest_enabled": bool(configured_token)}
+
+        return page(request, src, "index.html", build)
 
     @app.get("/arch/{arch}", response_class=HTMLResponse, tags=["pages"], responses=ERRORS, summary="arch overview")
     def page_arch(request: Request, src: Src, arch: Arch, table: TableQ = None):
-        from api.charts import colors_for, strip_figure
+        def build():
+            from api.charts import colors_for, strip_figure
 
-        view = arch_view(src, arch, table)
-        progs = {w["program"] for s in view["keys"] for w in s["windows"]}
-        colors = colors_for(progs)
-        max_T = max([w["hi"] or w["lo"] for s in view["keys"] for w in s["windows"]] + [1048576]) * 2
-        fig = strip_figure(view["keys"], colors, max_T)
-        return page(request, "arch.html", {"view": view, "fig": fig, "colors": colors,
-                                           "tables": src.table_ids_for(arch), "key_label": V.key_label})
+            view = arch_view(src, arch, table)
+            progs = {w["program"] for s in view["keys"] for w in s["windows"]}
+            colors = colors_for(progs)
+            max_T = max([w["hi"] or w["lo"] for s in view["keys"] for w in s["windows"]] + [1048576]) * 2
+            fig = strip_figure(view["keys"], colors, max_T)
+            return {"view": view, "fig": fig, "colors": colors, "tables": src.table_ids_for(arch),
+                    "key_label": V.key_label}
+
+        return page(request, src, "arch.html", build, (arch, table))
 
     @app.get("/key/{arch}/{op}/{H}/{w_dtype}/{form}/{mode}", response_class=HTMLResponse, tags=["pages"],
              responses=ERRORS, summary="route key")
     def page_key(request: Request, src: Src, arch: Arch, op: OpP, H: HP, w_dtype: WP, form: FormP, mode: ModeP,
                  table: TableQ = None):
-        from api.charts import colors_for, error_figure, latency_figure, strip_figure
+        def build():
+            from api.charts import colors_for, error_figure, latency_figure, strip_figure
 
-        view = key_view(src, arch, op, H, w_dtype, form, mode, table)
-        colors = colors_for([p["name"] for p in view["programs"]])
-        max_T = max([t["T"] for t in view["timing"]] + [w["hi"] or w["lo"] for w in view["windows"]] + [1]) * 2
-        figs = {
-            "strip": strip_figure([{"key": view["key"], "windows": view["windows"], "loud": []}], colors, max_T, 60),
-            "latency": latency_figure(view, colors),
-            "error": error_figure(view, colors) if op == "bwd" else None,
-        }
-        evidence = [V.window_evidence(view, i) for i in range(len(view["windows"]))]
-        return page(request, "key.html", {"view": view, "figs": figs, "colors": colors, "evidence": evidence,
-                                          "tables": src.table_ids_for(arch), "key_label": V.key_label(view["key"])})
+            view = key_view(src, arch, op, H, w_dtype, form, mode, table)
+            colors = colors_for([p["name"] for p in view["programs"]])
+            max_T = max([t["T"] for t in view["timing"]] + [w["hi"] or w["lo"] for w in view["windows"]] + [1]) * 2
+            figs = {
+                "strip": strip_figure([{"key": view["key"], "windows": view["windows"], "loud": []}], colors, max_T, 60),
+                "latency": latency_figure(view, colors),
+                "error": error_figure(view, colors) if op == "bwd" else None,
+            }
+            evidence = [V.window_evidence(view, i) for i in range(len(view["windows"]))]
+            return {"view": view, "figs": figs, "colors": colors, "evidence": evidence,
+                    "tables": src.table_ids_for(arch), "key_label": V.key_label(view["key"])}
+
+        return page(request, src, "key.html", build, (arch, op, H, w_dtype, form, mode, table))
 
     @app.get("/diff", response_class=HTMLResponse, tags=["pages"], responses=ERRORS, summary="diff of two tables")
     def page_diff(request: Request, src: Src, old: Annotated[str | None, Query(pattern=TABLE_PATTERN)] = None,
                   new: Annotated[str | None, Query(pattern=TABLE_PATTERN)] = None):
-        ids = [e.id for e in src.table_entries()] + [f"solved:{a}" for a in src.arches() if f"solved:{a}" in src.table_ids_for(a)]
-        view = diff_view(src, old, new) if old and new else None
-        return page(request, "diff.html", {"view": view, "ids": ids, "old": old, "new": new, "key_label": V.key_label})
+        def build():
+            ids = [e.id for e in src.table_entries()]
+            ids += [f"solved:{a}" for a in src.arches() if f"solved:{a}" in src.table_ids_for(a)]
+            view = diff_view(src, old, new) if old and new else None
+            return {"view": view, "ids": ids, "old": old, "new": new, "key_label": V.key_label}
+
+        return page(request, src, "diff.html", build, (old, new))
 
     @app.get("/runs", response_class=HTMLResponse, tags=["pages"], summary="runs")
     def page_runs(request: Request, src: Src, arch: Annotated[str | None, Query(pattern=ARCH_PATTERN)] = None):
-        return page(request, "runs.html", {"runs": src.runs(arch), "arch": arch})
+        return page(request, src, "runs.html", lambda: {"runs": src.runs(arch), "arch": arch}, (arch,))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse, tags=["pages"], responses=ERRORS, summary="run")
     def page_run(request: Request, src: Src, run_id: Annotated[str, PathParam(pattern=RUN_ID_PATTERN)]):
-        return page(request, "run.html", {"view": run_view(src, run_id)})
+        return page(request, src, "run.html", lambda: {"view": run_view(src, run_id)}, (run_id,))
 
     return app
 
