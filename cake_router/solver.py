@@ -612,6 +612,10 @@ def solve_arch(arch: str, workloads: Iterable[WorkloadEvidence], policy: Policy,
                            f"{ev.key.x_dtype} is not routed (route keys assume BF16 x)")
             continue
         programs.update(ev.programs)
+        unknown = sorted({p for (p, _, _) in ev.timing} - set(ev.programs))
+        if unknown:
+            skipped.append(f"workload H={ev.key.H} w_dtype={ev.key.w_dtype} form={ev.key.form}: timing of "
+                           f"{', '.join(unknown)} ignored (no program record: op, family and determinism unknown)")
         for key in route_keys(ev):
             sig = (key.op, key.H, key.w_dtype, key.form, key.mode)
             if sig in seen:
