@@ -31,6 +31,7 @@ import gzip
 import hashlib
 import json
 import math
+import numbers
 import os
 import re
 from collections import Counter
@@ -138,8 +139,20 @@ _TYPE_WORDS = {"str": "a non-empty string", "int": "an integer", "float": "a fin
 def _describe(v: Any) -> str:
     if v is None:
         return "null"
-    s = json.dumps(v, ensure_ascii=False) if not isinstance(v, float) or math.isfinite(v) else repr(v)
+    try:
+        s = json.dumps(v, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        s = repr(v)
     return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _is_int(v: Any) -> bool:
+    # JSON gives int; records built in memory may carry numpy integers. Never a bool.
+    return type(v) is int or (isinstance(v, numbers.Integral) and not isinstance(v, bool))
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 def _check_field(f: Field, v: Any, err: Callable[[str, str], EvidenceError]) -> Any:
@@ -150,24 +163,25 @@ def _check_field(f: Field, v: Any, err: Callable[[str, str], EvidenceError]) -> 
             raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
     elif t == "int":
         if type(v) is not int:
-            raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
+            if not _is_int(v):
+                raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
+            v = int(v)
     elif t == "bool":
         if type(v) is not bool:
             raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
     elif t == "float":
-        if type(v) is float:
-            if not math.isfinite(v):
+        if type(v) is not float:
+            if not _is_real(v):
                 raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
-        elif type(v) is int:
             v = float(v)
-        else:
+        if not math.isfinite(v):
             raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
     elif t == "samples":
         if type(v) is not list or not v:
             raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
         if not all(type(x) is float for x in v):
             for i, x in enumerate(v):
-                if type(x) not in (float, int):
+                if not _is_real(x):
                     raise err(f.name, f"element {i} is {_describe(x)}; expected {_TYPE_WORDS[t]}")
             v = [float(x) for x in v]
         arr = np.asarray(v, dtype=np.float64)
@@ -214,6 +228,12 @@ def validate_record(obj: Any, filename: str, line: int | None) -> dict:
         out[f.name] = _check_field(f, v, err)
     for k, v in obj.items():
         if k not in _KNOWN[kind]:
+            if not isinstance(k, str):
+                raise err(str(k), "keys are strings")
+            try:  # unknown keys are kept as JSON: they must be plain, finite JSON values
+                json.dumps(v, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise err(k, f"unknown keys are kept as JSON, but this value is not plain JSON ({exc})") from None
             out[k] = v
     # Per-kind rules the table states in words.
     if kind in ("run", "timing", "accuracy") and not _ARCH_RE.match(out["arch"]):

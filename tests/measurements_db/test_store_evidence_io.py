@@ -245,3 +245,23 @@ def test_export_order_does_not_depend_on_import_order(tmp_path):
     import_evidence(a, recs)
     import_evidence(b, list(reversed(recs)))
     assert export_evidence(a) == export_evidence(b)
+
+
+def test_in_memory_records_with_numpy_numbers_are_normalized(store):
+    recs = sample_records()
+    recs[3]["T"] = np.int64(65536)
+    recs[3]["samples_us"] = list(np.array([412.1, 411.8], dtype=np.float64))
+    recs[4]["dw_err_over_tol_max"] = np.float32(0.5)
+    import_evidence(store, recs)
+    exported = [json.loads(x) for x in export_evidence(store).splitlines()]
+    t = next(r for r in exported if r["kind"] == "timing" and "samples_us" in r)
+    assert t["T"] == 65536 and t["samples_us"] == [412.1, 411.8]
+
+
+def test_unknown_values_must_be_plain_json(store):
+    recs = sample_records()
+    recs[0]["weird"] = float("nan")
+    with pytest.raises(EvidenceError) as info:
+        import_evidence(store, recs, name="mem")
+    assert (info.value.line, info.value.field) == (1, "weird")
+    assert counts(store)["runs"] == 0
