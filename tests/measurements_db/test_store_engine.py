@@ -178,3 +178,34 @@ def test_shipped_bundles_load_into_the_default_store():
     if files:
         assert text_
     st.close()
+
+
+def test_a_truncated_store_is_named_and_left_untouched(tmp_path):
+    good = tmp_path / "good.sqlite"
+    st = open_store(f"sqlite:///{good}")
+    import_evidence(st, SAMPLE)
+    st.close()
+    cut = tmp_path / "cut.sqlite"
+    cut.write_bytes(good.read_bytes()[:8192])
+    before = cut.read_bytes()
+    with pytest.raises(StoreError, match=f"{cut} is not a readable SQLite store"):
+        open_store(f"sqlite:///{cut}")
+    assert cut.read_bytes() == before
+
+
+def test_two_processes_building_the_embedded_cache_at_once(tmp_path):
+    import subprocess
+    import sys
+
+    data, cache = tmp_path / "data", tmp_path / "cache"
+    write_bundle(parse_evidence(SAMPLE.read_text().splitlines(), "s"), data / "sample.jsonl.gz")
+    code = ("import sys; from measurements_db.engine import open_embedded_store as o; "
+            "from measurements_db.evidence_io import export_evidence as e; "
+            f"s = o({str(data)!r}, {str(cache)!r}); print(s.engine.url.database, len(e(s).splitlines()))")
+    repo = Path(__file__).resolve().parents[2]
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+    assert len({o for o, _ in outs}) == 1 and outs[0][0].split()[1] == "9"
+    assert sorted(p.name for p in cache.glob("*.sqlite")) == [Path(outs[0][0].split()[0]).name]
