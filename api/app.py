@@ -54,6 +54,16 @@ def solve_with_default_policy(evidence: Mapping, arch: str) -> dict:
     return doc
 
 
+def routes_unlaunchable(doc: dict) -> bool:
+    """True when the table's `programs` object says some routed program is not runnable here (a
+    table solved from published figures): such a table is labelled like a published one."""
+    progs = doc.get("programs")
+    if not isinstance(progs, dict) or not progs:
+        return False
+    routed = {w.get("program") for r in doc.get("routes", []) for w in r.get("windows", [])}
+    return any(not bool((progs.get(p) or {}).get("runnable")) for p in routed)
+
+
 def _default_solver() -> Callable | None:
     """The solver when it is installed, else None (then no `solved:<arch>` tables are offered)."""
     try:
@@ -143,7 +153,7 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
     def table_ref(src: DataSource, e: TableEntry, table=None, error: str | None = None) -> dict:
         doc = table.doc if table is not None else {}
         return {"id": e.id, "arch": e.arch, "kind": e.kind, "label": KIND_LABELS[e.kind],
-                "published_figures": e.kind == "published", "checksum": doc.get("checksum"),
+                "published_figures": e.kind == "published" or routes_unlaunchable(doc), "checksum": doc.get("checksum"),
                 "generated_by": doc.get("generated_by"), "error": error}
 
     def pick_table(src: DataSource, arch: str, table_id: str | None):

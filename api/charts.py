@@ -140,10 +140,16 @@ def error_figure(view: dict, colors: dict[str, str]) -> dict:
         data.append({"type": "scatter", "mode": "lines", "name": "FP32 eager reference", "x": Ts,
                      "y": [max(eager[T], 1e-6) for T in Ts], "line": {"color": "#777", "dash": "dot", "width": 1.5}})
     layout = _xy_layout("dw err/tol (worst over families, log)", log_y=True)
+    stated = sum(1 for a in view["accuracy"] if a["worst"] is None and any(f["verdict"] for f in a["families"]))
     layout["shapes"] = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": 1, "y1": 1,
                          "line": {"color": "#d62728", "width": 2, "dash": "dash"}}]
     layout["annotations"] = [{"xref": "paper", "x": 0.01, "yref": "y", "y": 0, "yanchor": "bottom", "showarrow": False,
                               "text": "budget (err/tol = 1)", "font": {"color": "#d62728"}}]
+    if stated:
+        # Published records often state pass/fail without a number: nothing to plot, said so.
+        layout["annotations"].append({"xref": "paper", "x": 0.5, "yref": "paper", "y": 0.9, "showarrow": False,
+                                      "text": f"{stated} point(s) state only a published pass/fail verdict (no err/tol "
+                                              "to plot): see the windows' evidence"})
     return {"data": data, "layout": layout}
 
 

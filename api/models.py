@@ -222,7 +222,9 @@ class ProgramView(BaseModel):
 class WindowView(WindowModel):
     index: int
     sampled: list[int] = Field(description="sampled T of this op inside the window")
-    inputs_per_family: dict[str, int] = Field(description="fewest inputs per family of the window's program over its sampled T")
+    inputs_per_family: dict[str, int] = Field(description="fewest inputs per family of the window's program over its "
+                                                          "sampled T with measured accuracy")
+    accuracy_sources: list[str] = Field(default_factory=list, description="measured and/or published")
     runner_up: str | None = None
     margin_min: float | None = Field(default=None, description="smallest runner-up/chosen latency ratio over sampled T (from the store)")
     margin_max: float | None = None

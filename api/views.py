@@ -146,8 +146,13 @@ def window_views(windows: list[dict], timing: list[dict], accuracy: list[dict], 
     for i, w in enumerate(windows):
         sampled = [T for T in sampled_all if in_window(T, w)]
         ipf: dict[str, int] = {}
+        sources: set[str] = set()
         for T in sampled:
             a = acc.get((w["program"], T))
+            if a is not None:
+                sources.add(a["source"])
+            if a is not None and a["source"] != "measured":
+                continue  # published aggregates state an outcome, not an input count
             for fam in FAMILIES:
                 n = 0
                 if a is not None:
@@ -175,7 +180,8 @@ def window_views(windows: list[dict], timing: list[dict], accuracy: list[dict], 
                 ratios.append(v / mine)
                 runner = runner or p
         view = dict(w)
-        view.update({"index": i, "sampled": sampled, "inputs_per_family": ipf, "runner_up": runner,
+        view.update({"index": i, "sampled": sampled, "inputs_per_family": ipf, "accuracy_sources": sorted(sources),
+                     "runner_up": runner,
                      "margin_min": min(ratios) if ratios else None, "margin_max": max(ratios) if ratios else None})
         out.append(view)
     return out
