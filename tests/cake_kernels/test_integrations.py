@@ -76,6 +76,7 @@ def test_torch_rmsnorm_eps_none_uses_fp32_epsilon():
     assert torch.allclose(model[0](x).float(), expect.float(), rtol=U)
 
 
+@pytest.mark.filterwarnings("ignore:Mismatch dtype between input and weight")
 def test_non_bf16_input_runs_the_original_forward():
     norm = torch.nn.RMSNorm(16, eps=1e-6)
     with torch.no_grad():

@@ -224,6 +224,25 @@ def test_main_grad_accumulates_in_fp32_and_weight_grad_stays_none():
     assert w.main_grad.dtype == torch.float32 and torch.count_nonzero(w.main_grad) > 0
 
 
+def test_main_grad_under_compile_matches_eager():
+    """The main_grad accumulation happens inside the compiled backward too (aot_eager)."""
+    torch._dynamo.reset()
+
+    def step(x, w):
+        return (rmsnorm_train(x, w, EPS).float() ** 2).sum()
+
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    sums = []
+    for fn in (step, compiled):
+        w = torch.nn.Parameter(_weight(32, torch.bfloat16))
+        w.main_grad = torch.zeros(32)
+        for i in range(2):
+            fn(_bf16(6, 32, seed=90 + i).requires_grad_(), w).backward()
+        assert w.grad is None
+        sums.append(w.main_grad.clone())
+    assert torch.count_nonzero(sums[0]) > 0 and torch.equal(sums[0], sums[1])
+
+
 @pytest.mark.parametrize("bad, what", [
     (torch.zeros(64, dtype=torch.bfloat16), "BF16 buffer"),
     (torch.zeros(65, dtype=torch.float32), "wrong shape"),
@@ -480,3 +499,55 @@ def test_public_api_surface():
     assert {"fwd.reference", "bwd.reference", "bwd.twosum_pair.p2x.w8"} <= {p.name for p in progs}
     for p in progs:
         assert p.op in ("fwd", "bwd") and p.family and isinstance(p.deterministic, bool)
+
+
+# ---------------------------------------------------------------- CUDA graphs (GPU only)
+
+
+@pytest.mark.gpu
+def test_cuda_graph_capture_and_replay():
+    """Forward and backward captured in one CUDA graph replay on new inputs like eager calls do."""
+    dev = torch.device("cuda")
+    T, H = 300, 1024
+    x = _bf16(T, H, seed=100).to(dev)
+    g = _bf16(T, H, seed=101).to(dev)
+    w = _weight(H).to(dev)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up: route table load, Triton compilation
+        for _ in range(2):
+            _, rstd = rmsnorm_train_forward(x, w, EPS)
+            rmsnorm_train_backward(g, x, w, rstd)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y, rstd = rmsnorm_train_forward(x, w, EPS)
+        dx, dw = rmsnorm_train_backward(g, x, w, rstd)
+    x.copy_(_bf16(T, H, seed=102).to(dev))
+    g.copy_(_bf16(T, H, seed=103).to(dev))
+    graph.replay()
+    torch.cuda.synchronize()
+    y_e, rstd_e = rmsnorm_train_forward(x, w, EPS)
+    dx_e, dw_e = rmsnorm_train_backward(g, x, w, rstd_e)  # det mode: bitwise reproducible
+    assert torch.equal(y, y_e) and torch.equal(rstd, rstd_e)
+    assert torch.equal(dx, dx_e) and torch.equal(dw, dw_e)
+    o = oracle(g, x, w, rstd)
+    assert float(dw_err_over_tol(dw, o["dw64"]).max()) <= 1
+
+
+@pytest.mark.gpu
+def test_cuda_graphed_module_autograd():
+    """torch.cuda.make_graphed_callables on the RMSNorm module: forward and backward replayed."""
+    dev = torch.device("cuda")
+    H = 512
+    norm = RMSNorm(H, EPS, device=dev)
+    sample = _bf16(64, H, seed=110).to(dev).requires_grad_()
+    graphed = torch.cuda.make_graphed_callables(norm, (sample,))
+    x = _bf16(64, H, seed=111).to(dev).requires_grad_()
+    g = _bf16(64, H, seed=112).to(dev)
+    graphed(x).backward(g)
+    dx_graph, dw_graph = x.grad.clone(), norm.weight.grad.clone()
+    x.grad = None
+    norm.weight.grad = None
+    norm(x).backward(g)
+    assert torch.equal(x.grad, dx_graph) and torch.equal(norm.weight.grad, dw_graph)
