@@ -12,7 +12,8 @@ What is swapped:
   probe weight, through `torch.func.functional_call`, so nothing of the module changes). A Gemma-
   style norm, which scales by `(1 + weight)`, is recognised by that probe and skipped with a
   `PatchWarning`; so is any other module whose forward does something else (an offset, a gate, an
-  extra argument). Skipping is always safe: the module keeps running its own code.
+  extra argument). Skipping is always safe: the module keeps running its own code. (Forward hooks
+  registered on a module see that one probe call.)
 
 The replacement (`PatchedRMSNorm`) holds the *same* Parameter object as the module it replaces,
 under the same name, so optimizers built before or after patching, `state_dict` keys and values,
@@ -89,7 +90,12 @@ class PatchedRMSNorm(torch.nn.Module):
 
     def forward(self, x, *args, **kwargs):
         if args or kwargs or not self.uses_op(x):
-            return self.original(x, *args, **kwargs)
+            orig = self.original
+            if orig._parameters.get("weight") is not self.weight:
+                # `module.to(...)` with torch.__future__.set_overwrite_module_params_on_conversion(True)
+                # replaces our Parameter by a new one; the unregistered original must follow it.
+                orig._parameters["weight"] = self.weight
+            return orig(x, *args, **kwargs)
         return rmsnorm_train(x, self.weight, self.eps, deterministic=self.deterministic)
 
     def extra_repr(self) -> str:

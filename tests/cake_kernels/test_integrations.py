@@ -91,6 +91,24 @@ def test_non_bf16_input_runs_the_original_forward():
     assert not model[0].uses_op(x) and torch.equal(model[0](x), norm(x))
 
 
+def test_fallback_follows_a_replaced_parameter():
+    """With overwrite-on-conversion, `.to()` makes a new Parameter; the fallback must use it."""
+    model = torch.nn.Sequential(torch.nn.RMSNorm(8, eps=1e-6))
+    patch(model)
+    old = torch.__future__.get_overwrite_module_params_on_conversion()
+    torch.__future__.set_overwrite_module_params_on_conversion(True)
+    try:
+        model.double()
+    finally:
+        torch.__future__.set_overwrite_module_params_on_conversion(old)
+    with torch.no_grad():
+        model[0].weight.fill_(2.0)
+    x = torch.randn(3, 8, dtype=torch.float64)
+    expect = torch.nn.functional.rms_norm(x, (8,), model[0].weight, 1e-6)
+    assert torch.equal(model(x), expect)
+    assert model[0].original.weight is model[0].weight
+
+
 def test_skips_what_it_cannot_run_with_a_warning():
     model = torch.nn.Sequential(
         torch.nn.RMSNorm(16, elementwise_affine=False),
