@@ -222,6 +222,12 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
             raise NotFound(f"no run {run_id!r} in the store") from None
         return V.run_view(as_dict(detail))
 
+    def json_cached(src: DataSource, key: tuple, model, build: Callable[[], dict]) -> Response:
+        """The JSON of `build()`, validated against `model` (the documented response schema) once and
+        cached as bytes with the data it comes from; errors (404s) are not cached."""
+        body = src.cached(("json",) + key, lambda: model.model_validate(build()).model_dump_json().encode())
+        return Response(body, media_type="application/json")
+
     # ---- static files -------------------------------------------------------------------------
     @app.get("/static/{name}", include_in_schema=False)
     def static_file(name: str):
@@ -265,27 +271,31 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
     @app.get("/api/arch/{arch}", response_model=M.ArchView, tags=["api"], responses=ERRORS,
              summary="every key of an arch's table as a strip of windows")
     def api_arch(src: Src, arch: Arch, table: TableQ = None):
-        return arch_view(src, arch, table)
+        return json_cached(src, ("arch", arch, table), M.ArchView, lambda: arch_view(src, arch, table))
 
     @app.get("/api/key/{arch}/{op}/{H}/{w_dtype}/{form}/{mode}", response_model=M.KeyView, tags=["api"],
              responses=ERRORS, summary="a route key: windows, programs, timing and accuracy")
     def api_key(src: Src, arch: Arch, op: OpP, H: HP, w_dtype: WP, form: FormP, mode: ModeP, table: TableQ = None):
-        return key_view(src, arch, op, H, w_dtype, form, mode, table)
+        return json_cached(src, ("key", arch, op, H, w_dtype, form, mode, table), M.KeyView,
+                           lambda: key_view(src, arch, op, H, w_dtype, form, mode, table))
 
     @app.get("/api/key/{arch}/{op}/{H}/{w_dtype}/{form}/{mode}/windows/{index}", response_model=M.WindowEvidence,
              tags=["api"], responses=ERRORS, summary="the evidence behind one window")
     def api_window(src: Src, arch: Arch, op: OpP, H: HP, w_dtype: WP, form: FormP, mode: ModeP,
                    index: Annotated[int, PathParam(ge=0, le=10000)], table: TableQ = None):
-        view = key_view(src, arch, op, H, w_dtype, form, mode, table)
-        if index >= len(view["windows"]):
-            raise NotFound(f"window {index}: the key has {len(view['windows'])} windows")
-        return V.window_evidence(view, index)
+        def build():
+            view = key_view(src, arch, op, H, w_dtype, form, mode, table)
+            if index >= len(view["windows"]):
+                raise NotFound(f"window {index}: the key has {len(view['windows'])} windows")
+            return V.window_evidence(view, index)
+
+        return json_cached(src, ("window", arch, op, H, w_dtype, form, mode, table, index), M.WindowEvidence, build)
 
     @app.get("/api/diff", response_model=M.DiffView, tags=["api"], responses=ERRORS,
              summary="changed windows of two tables of the fixed list, by reason")
     def api_diff(src: Src, old: Annotated[str, Query(pattern=TABLE_PATTERN)],
                  new: Annotated[str, Query(pattern=TABLE_PATTERN)]):
-        return diff_view(src, old, new)
+        return json_cached(src, ("diff", old, new), M.DiffView, lambda: diff_view(src, old, new))
 
     @app.get("/api/runs", response_model=list[M.RunSummary], tags=["api"], summary="runs in the store")
     def api_runs(src: Src, arch: Annotated[str | None, Query(pattern=ARCH_PATTERN)] = None):
@@ -294,7 +304,7 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
     @app.get("/api/runs/{run_id}", response_model=M.RunDetail, tags=["api"], responses=ERRORS,
              summary="one run: provenance, A/A floor, session spread")
     def api_run(src: Src, run_id: Annotated[str, PathParam(pattern=RUN_ID_PATTERN)]):
-        return run_view(src, run_id)
+        return json_cached(src, ("run", run_id), M.RunDetail, lambda: run_view(src, run_id))
 
     @app.get("/api/stats", response_model=M.StoreStats, tags=["api"], summary="store row counts")
     def api_stats(src: Src):
