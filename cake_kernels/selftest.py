@@ -114,6 +114,9 @@ def run(args) -> dict:
                 del inp, o, xn
                 torch.cuda.empty_cache()
             print(f"[{time.time() - t_start:7.1f}s] {form} H={H} {wd} T={T} done", file=sys.stderr, flush=True)
+            if args.json:  # incremental, so a run cut short still leaves its rows
+                with open(args.json, "w") as f:
+                    json.dump({"rows": rows, "partial": True}, f)
     return {"rows": rows, "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             "triton": __import__("triton").__version__, "seconds": time.time() - t_start}
 

@@ -148,18 +148,18 @@ def rmsnorm_bwd_column_task_kernel(
     """
     pid = tl.program_id(0)
     if pid < n_col_tasks:
-        cols = pid * BLOCK_C + tl.arange(0, BLOCK_C)
-        cmask = cols < H
-        acc = tl.zeros([BLOCK_C], dtype=tl.float64)
+        ccols = pid * BLOCK_C + tl.arange(0, BLOCK_C)
+        ccmask = ccols < H
+        cacc = tl.zeros([BLOCK_C], dtype=tl.float64)
         for r0 in range(0, n_rows, COL_ROWS):
-            rows = tl.arange(0, COL_ROWS).to(tl.int64) + r0
-            rmask = rows < n_rows
-            mask = rmask[:, None] & cmask[None, :]
-            g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-            x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-            rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
-            acc += tl.sum((g * (x * rstd[:, None])).to(tl.float64), axis=0)
-        tl.store(DW + cols, acc.to(tl.float32), mask=cmask)
+            crows = tl.arange(0, COL_ROWS).to(tl.int64) + r0
+            crmask = crows < n_rows
+            cm = crmask[:, None] & ccmask[None, :]
+            cg = tl.load(G + row_offsets(crows, NH, sgt, sgh)[:, None] + ccols[None, :], mask=cm, other=0.0).to(tl.float32)
+            cx = tl.load(X + row_offsets(crows, NH, sxt, sxh)[:, None] + ccols[None, :], mask=cm, other=0.0).to(tl.float32)
+            crstd = tl.load(RSTD + crows, mask=crmask, other=0.0)
+            cacc += tl.sum((cg * (cx * crstd[:, None])).to(tl.float64), axis=0)
+        tl.store(DW + ccols, cacc.to(tl.float32), mask=ccmask)
     else:
         cols = tl.arange(0, BLOCK_H)
         cmask = cols < H

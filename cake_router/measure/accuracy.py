@@ -1,0 +1,102 @@
+"""The accuracy protocol of ROUTING-POLICY.md sections 2 and 3, for one workload.
+
+Every backward implementation of a workload is evaluated on the same inputs, so input generation,
+the FP64 oracle (computed on the GPU in row chunks: no giant FP64 temporaries) and the FP32 eager
+reference are paid once per input. Each input's rstd is the FP32 forward's. Per program and
+family the harness emits one aggregate record (evidence-format.md: `inputs`, worst, median of
+per-input medians, the same for the eager reference), or per-input records with `per_input`.
+
+Sampling stops early for a program once its worst err/tol exceeds the budget (`stop_on_breach`):
+one breach is enough to rule it out at this point, and the evidence records the inputs it saw.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+
+import torch
+
+from cake_kernels.inputs import make_inputs
+from cake_kernels.reference import (
+    dw_err_over_tol,
+    dx_err_over_tol_chunked,
+    eager_fp32_dw,
+    oracle,
+    reference_forward,
+)
+
+EPS = 1e-6
+NONFINITE = 1e30
+
+
+def seed_for(H: int, T: int, form: str, family: str, i: int) -> int:
+    """Stable per-input seeds: the same input for every program of a key, across runs and nodes."""
+    fam = {"gaussian": 1, "same_sign": 2, "outlier_rows": 3}[family]
+    frm = {"plain": 0, "residual": 1, "heads_strided": 2, "heads_contiguous": 3}[form]
+    return (fam * 1_000_003 + frm * 15_485_863 + H * 7919 + T * 104729 + i * 31) % (2**31 - 1)
+
+
+def evaluate(wl, impls: dict, families, inputs_per_family: int, device, *, stop_on_breach: bool = True,
+             per_input: bool = False, deadline: float | None = None) -> list[dict]:
+    """impls: name -> callable (inp, xn, rstd) -> (dx, dw). Returns accuracy record bodies
+    (without run_id/arch/schema/kind), one per (program, family) or per input."""
+    stats: dict[tuple, list[dict]] = defaultdict(list)
+    breached: set[str] = set()
+    failed: dict[str, str] = {}
+    for fam in families:
+        for i in range(inputs_per_family):
+            if deadline is not None and time.time() > deadline and i >= 1:
+                break
+            seed = seed_for(wl.H, wl.T, wl.form, fam, i)
+            inp = make_inputs(fam, wl.T, wl.H, wl.w_dtype, wl.form, seed, device)
+            _, rstd, h = reference_forward(inp.x, inp.w, EPS, inp.residual)
+            xn = h if h is not None else inp.x
+            o = oracle(inp.g, xn, inp.w, rstd, eps=EPS, want_dx=False)
+            dw64 = o["dw64"]
+            e_eager = dw_err_over_tol(eager_fp32_dw(inp.g, xn, rstd), dw64)
+            eager_max, eager_med = float(e_eager.max()), float(e_eager.median())
+            r64 = o["rstd64"]
+            rstd_rel = float(torch.linalg.norm(rstd.reshape(-1).double() - r64) / torch.linalg.norm(r64)) if r64.numel() else 0.0
+            for name, fn in impls.items():
+                if name in failed or (stop_on_breach and name in breached):
+                    continue
+                try:
+                    dx, dw = fn(inp, xn, rstd)
+                except Exception as exc:  # a peer failing on this input: record and go on
+                    failed[name] = f"{type(exc).__name__}: {exc}"[:300]
+                    continue
+                e = dw_err_over_tol(dw.float(), dw64)
+                emax = float(e.max())
+                if not (emax < NONFINITE):
+                    emax = NONFINITE  # NaN/inf dw: JSON has no inf; a huge finite err/tol is a breach all the same
+                rec = dict(program=name, family=fam, seed=seed, dw_err_over_tol_max=emax,
+                           dw_err_over_tol_median=float(e.median()),
+                           dw_rel_l2=float(torch.linalg.norm(dw.double() - dw64) / max(float(torch.linalg.norm(dw64)), 1e-300)),
+                           eager_err_over_tol_max=eager_max, eager_err_over_tol_median=eager_med,
+                           dx_err_over_tol_max=dx_err_over_tol_chunked(dx, inp.g, xn, inp.w, rstd, inp.g_h_new),
+                           rstd_rel_l2=rstd_rel, rstd_form="forward")
+                stats[(name, fam)].append(rec)
+                if emax > 1.0:
+                    breached.add(name)
+            del inp, o, xn, rstd, h
+    out: list[dict] = []
+    for (name, fam), recs in sorted(stats.items()):
+        if per_input:
+            out.extend(dict(r, inputs=1) for r in recs)
+            continue
+        out.append(dict(
+            program=name, family=fam, inputs=len(recs),
+            dw_err_over_tol_max=max(r["dw_err_over_tol_max"] for r in recs),
+            dw_err_over_tol_median=statistics.median(r["dw_err_over_tol_median"] for r in recs),
+            dw_rel_l2=max(r["dw_rel_l2"] for r in recs),
+            eager_err_over_tol_max=max(r["eager_err_over_tol_max"] for r in recs),
+            eager_err_over_tol_median=statistics.median(r["eager_err_over_tol_median"] for r in recs),
+            dx_err_over_tol_max=max(r["dx_err_over_tol_max"] for r in recs),
+            rstd_rel_l2=max(r["rstd_rel_l2"] for r in recs), rstd_form="forward",
+            stopped_on_breach=name in breached,
+        ))
+    for name, why in sorted(failed.items()):
+        out.append(dict(program=name, failed=why))
+    return out

@@ -1,0 +1,225 @@
+"""Campaigns: the work plan, sessions as separate processes (one per GPU with `--gpus`), resume,
+sharding, a device-time budget, and the merge into one `cake-evidence/1` file.
+
+A unit of work is one workload (H, form, w_dtype, T). Every session times every unit (sessions
+are the independent processes the spread rule compares); accuracy for a unit is measured once,
+by session `unit_index % sessions`. Each session appends a unit's records to its own JSONL file
+in one write followed by fsync, then notes the unit in its progress file: a killed session loses
+at most the unit in flight, and `--resume` truncates a torn last line and skips finished units.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+COARSE_T = (1, 16, 256, 4096, 65536, 1048576)
+STANDARD_T = (1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)
+STANDARD_H = (512, 1536, 2048, 4096, 5120, 6144, 8192)
+GRIDS = {"coarse": COARSE_T, "standard": STANDARD_T}
+FORMS = ("plain", "residual", "heads_strided", "heads_contiguous")
+OPS = ("fwd", "bwd", "2xfwd+bwd")
+# column_task re-reads the whole input per column task: never competitive above this T, and slow to time.
+COLUMN_TASK_MAX_T = 65536
+
+
+@dataclass(frozen=True)
+class Unit:
+    H: int
+    form: str
+    w_dtype: str
+    T: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.form}/H{self.H}/{self.w_dtype}/T{self.T}"
+
+
+@dataclass
+class Plan:
+    run_prefix: str
+    arch: str
+    units: list[Unit]
+    programs: list[str]
+    peers: list[str]
+    ops: list[str]
+    sessions: int = 4
+    rounds: int = 3
+    replays: int = 201
+    families: list[str] = field(default_factory=lambda: ["gaussian", "same_sign", "outlier_rows"])
+    inputs_per_family: int = 120
+    accuracy_max_T: int | None = None  # above it, accuracy uses `large_T_inputs`
+    large_T_inputs: int | None = None
+    seconds_per_unit: float | None = None  # cap on timing time per unit and session
+    deadline: float | None = None  # wall-clock time.time() after which sessions stop cleanly
+    fwd_for_step: str = "fwd.row.r1.w8"
+
+
+def parse_T(spec: str, next_file: str | None = None) -> list[int]:
+    """`coarse`, `standard`, `next` (the solver's cake-next/1 file) or a comma list of integers."""
+    if spec in GRIDS:
+        return list(GRIDS[spec])
+    if spec == "next":
+        if not next_file or not Path(next_file).exists():
+            raise ValueError("--T next: needs --next-file FILE (written by `solve --next-out FILE`)")
+        doc = json.loads(Path(next_file).read_text())
+        Ts = sorted({int(t) for item in doc.get("keys", doc.get("items", [])) for t in item.get("T", [])})
+        if not Ts:
+            raise ValueError(f"--T next: {next_file} lists no T values")
+        return Ts
+    try:
+        Ts = sorted({int(v) for v in spec.split(",") if v.strip()})
+    except ValueError:
+        raise ValueError(f"--T: {spec!r} is not a grid name (coarse, standard, next) or a comma list of integers") from None
+    if not Ts or min(Ts) < 1:
+        raise ValueError(f"--T: {spec!r}: token counts must be integers >= 1")
+    return Ts
+
+
+def plan_units(Hs, forms, w_dtypes, Ts, shard: tuple[int, int] = (0, 1)) -> list[Unit]:
+    """Units ordered by value: the coarse grid first (so a budget cut keeps the frame), then the
+    rest; head forms use H = 256; the residual form is measured at the given H values."""
+    units = []
+    for form in forms:
+        hs = [256] if form.startswith("heads") else list(Hs)
+        for H in hs:
+            for wd in w_dtypes:
+                for T in Ts:
+                    units.append(Unit(H, form, wd, T))
+    coarse = set(COARSE_T)
+    units.sort(key=lambda u: (u.T not in coarse, FORMS.index(u.form), u.H, u.w_dtype, u.T))
+    i, n = shard
+    return [u for k, u in enumerate(units) if k % n == i]
+
+
+def parse_shard(spec: str | None) -> tuple[int, int]:
+    if not spec:
+        return (0, 1)
+    try:
+        i, n = (int(v) for v in spec.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard: {spec!r} is not i/n (e.g. 0/4)") from None
+    if not (n >= 1 and 0 <= i < n):
+        raise ValueError(f"--shard: {spec!r}: need 0 <= i < n")
+    return (i, n)
+
+
+def provenance(run_id: str, arch: str, gpu_name: str, sm_count: int) -> dict:
+    import torch
+    import triton
+
+    from cake_router import __version__
+
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5).stdout.strip()
+    except Exception:
+        sha = ""
+    rec = {"schema": "cake-evidence/1", "kind": "run", "run_id": run_id, "source": "measured", "arch": arch,
+           "gpu": gpu_name, "sm_count": sm_count,
+           "started": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "host": platform.node(), "cuda": torch.version.cuda or "", "torch": torch.__version__,
+           "triton": triton.__version__, "package_version": __version__}
+    try:
+        import pynvml  # noqa: F401  (nvidia-ml-py)
+
+        pynvml.nvmlInit()
+        rec["driver"] = pynvml.nvmlSystemGetDriverVersion()
+    except Exception:
+        pass
+    if sha:
+        rec["git_sha"] = sha
+    return rec
+
+
+def session_paths(out_dir: Path, session: int) -> tuple[Path, Path]:
+    return out_dir / f"session-s{session + 1}.jsonl", out_dir / f"session-s{session + 1}.progress"
+
+
+def read_progress(progress: Path) -> dict[str, int]:
+    """unit key -> byte offset of the session file after that unit's records."""
+    done = {}
+    if progress.exists():
+        for line in progress.read_text().splitlines():
+            try:
+                key, off = line.rsplit(" ", 1)
+                done[key] = int(off)
+            except ValueError:
+                continue  # a torn last line: that unit is redone
+    return done
+
+
+def run_campaign(plan: Plan, out_dir: Path, *, gpus: list[int] | None, resume: bool, log=print) -> list[Path]:
+    """Runs every session (sequentially on one GPU, or one per GPU in parallel); returns the session files."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spec = out_dir / "plan.json"
+    spec.write_text(json.dumps({**asdict(plan), "units": [asdict(u) for u in plan.units]}, indent=1))
+    if not resume:
+        for s in range(plan.sessions):
+            for p in session_paths(out_dir, s):
+                if p.exists():
+                    p.unlink()
+    procs = []
+
+    def start(s: int, gpu: int | None):
+        env = dict(os.environ)
+        if gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+        cmd = [sys.executable, "-m", "cake_router.measure.session", str(spec), str(s)]
+        return subprocess.Popen(cmd, env=env)
+
+    if gpus and len(gpus) > 1:
+        pending = list(range(plan.sessions))
+        while pending or procs:
+            while pending and len(procs) < len(gpus):
+                busy = {g for _, g, _ in procs}
+                gpu = next(g for g in gpus if g not in busy)
+                s = pending.pop(0)
+                procs.append((s, gpu, start(s, gpu)))
+                log(f"session s{s + 1} started on GPU {gpu}")
+            for item in list(procs):
+                s, gpu, p = item
+                if p.poll() is not None:
+                    procs.remove(item)
+                    log(f"session s{s + 1} on GPU {gpu} ended with code {p.returncode}")
+            time.sleep(0.5)
+    else:
+        gpu = gpus[0] if gpus else None
+        for s in range(plan.sessions):
+            p = start(s, gpu)
+            rc = p.wait()
+            log(f"session s{s + 1} ended with code {rc}")
+            if plan.deadline and time.time() > plan.deadline:
+                log("budget reached: later sessions not started")
+                break
+    return [session_paths(out_dir, s)[0] for s in range(plan.sessions) if session_paths(out_dir, s)[0].exists()]
+
+
+def merge(session_files: list[Path], out: Path) -> int:
+    """Concatenate session files into one evidence file (runs and programs once each); returns records."""
+    seen_programs: set[str] = set()
+    n = 0
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "w") as f:
+        for path in session_files:
+            for line in path.read_text().splitlines():
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a torn last line of a killed session
+                if rec.get("kind") == "program":
+                    if rec["name"] in seen_programs:
+                        continue
+                    seen_programs.add(rec["name"])
+                f.write(json.dumps(rec, sort_keys=True) + "\n")
+                n += 1
+    os.replace(tmp, out)
+    return n

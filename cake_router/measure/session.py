@@ -1,0 +1,157 @@
+"""One measuring process (a session): `python -m cake_router.measure.session PLAN.json INDEX`.
+
+Started by `cake_router.measure.campaign.run_campaign`; see that module for the file protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+
+def _append(path: Path, progress: Path, key: str, records: list[dict]) -> None:
+    data = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+    with open(path, "a") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+        off = f.tell()
+    with open(progress, "a") as f:
+        f.write(f"{key} {off}\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def main(argv=None) -> int:
+    argv = argv if argv is not None else sys.argv[1:]
+    spec_path, s = Path(argv[0]), int(argv[1])
+    doc = json.loads(spec_path.read_text())
+    from cake_kernels import registry
+    from cake_kernels.inputs import make_inputs
+    from cake_router.measure import accuracy, campaign, impls, protocol
+
+    units = [campaign.Unit(**u) for u in doc["units"]]
+    out_dir = spec_path.parent
+    path, progress = campaign.session_paths(out_dir, s)
+    done = campaign.read_progress(progress)
+    if path.exists():
+        # Drop anything after the last finished unit (a torn write of a killed session).
+        keep = max(done.values(), default=0)
+        with open(path, "r+") as f:
+            f.truncate(keep)
+    device = torch.device("cuda")
+    props = torch.cuda.get_device_properties(device)
+    run_id = f"{doc['run_prefix']}-s{s + 1}"
+    session = f"s{s + 1}"
+    header: list[dict] = []
+    if not done:
+        header.append(campaign.provenance(run_id, doc["arch"], props.name, props.multi_processor_count))
+        for name in doc["programs"]:
+            header.append(registry.get(name).evidence_record())
+        for name in doc["peers"]:
+            header.append(impls.peer_record(name))
+        _append(path, progress, "#header", header)
+    failures_path = out_dir / f"session-{session}.failures.jsonl"
+    deadline = doc.get("deadline")
+    n_sessions = doc["sessions"]
+    for ui, u in enumerate(units):
+        unit = campaign.Unit(**u.__dict__) if not isinstance(u, campaign.Unit) else u
+        if unit.key in done:
+            continue
+        if deadline and time.time() > deadline:
+            print(f"[{session}] budget reached before {unit.key}: stopping cleanly", file=sys.stderr)
+            break
+        t0 = time.time()
+        wl = impls.Workload(unit.H, unit.form, unit.w_dtype, unit.T)
+        inp = make_inputs("gaussian", unit.T, unit.H, unit.w_dtype, unit.form, seed=12345, device=device)
+        preps, failures = [], []
+        for name in doc["programs"]:
+            prog = registry.get(name)
+            if not prog.supports(unit.H, unit.form, unit.w_dtype):
+                continue
+            if prog.family == "column_task" and unit.T > campaign.COLUMN_TASK_MAX_T:
+                continue
+            try:
+                preps.append(impls.prepare_program(name, inp, wl, doc["fwd_for_step"]))
+            except Exception as exc:
+                failures.append((name, exc))
+        for name in doc["peers"]:
+            try:
+                preps.append(impls.prepare_peer(name, inp, wl))
+            except Exception as exc:
+                failures.append((name, exc))
+        entries = []
+        for prep in preps:
+            for op in doc["ops"]:
+                fn = prep.ops.get(op)
+                if fn is None:
+                    continue
+                try:
+                    entries.append(protocol.Entry(prep.name, op, 0, protocol.capture(fn, device)))
+                except Exception as exc:
+                    failures.append((f"{prep.name}:{op}", exc))
+                    torch.cuda.empty_cache()
+        # A/A: a second copy of two implementations (the first and the middle entry).
+        for idx in sorted({0, len(entries) // 2}) if len(entries) >= 2 else []:
+            e = entries[idx]
+            fn = next(p for p in preps if p.name == e.impl).ops[e.op]
+            try:
+                entries.append(protocol.Entry(e.impl, e.op, 1, protocol.capture(fn, device)))
+            except Exception as exc:
+                failures.append((f"{e.impl}:{e.op}:A/A", exc))
+        replays = doc["replays"]
+        cap = doc.get("seconds_per_unit")
+        if cap and entries:
+            # Estimate one pass over all entries and shrink the replay count to fit the cap.
+            torch.cuda.synchronize()
+            t1 = time.time()
+            for e in entries:
+                e.graph.replay()
+            torch.cuda.synchronize()
+            per_pass = max(time.time() - t1, 1e-6) + len(entries) * 150e-6  # + the flush kernels
+            replays = int(max(doc["rounds"] * 5, min(replays, cap / per_pass)))
+        unit_deadline = (time.time() + 2 * cap) if cap else None
+        rows = protocol.time_entries(entries, s, doc["rounds"], replays, device, deadline=unit_deadline)
+        base = {"schema": "cake-evidence/1", "run_id": run_id, "arch": doc["arch"], "H": unit.H, "T": unit.T,
+                "x_dtype": "bf16", "w_dtype": unit.w_dtype, "form": unit.form}
+        records = [dict(base, kind="timing", program=r["impl"], op=r["op"], session=session, round=r["round"],
+                        position=r["position"], copy=r["copy"], timer=r["timer"], l2="cold", samples_us=r["samples_us"])
+                   for r in rows]
+        del entries
+        torch.cuda.empty_cache()
+        if ui % n_sessions == s:
+            acc_impls = {p.name: p.dw_for_accuracy for p in preps if p.dw_for_accuracy is not None}
+            n_inputs = doc["inputs_per_family"]
+            if doc.get("accuracy_max_T") and unit.T > doc["accuracy_max_T"] and doc.get("large_T_inputs"):
+                n_inputs = doc["large_T_inputs"]
+            del preps
+            for rec in accuracy.evaluate(wl, acc_impls, doc["families"], n_inputs, device, deadline=deadline):
+                if "failed" in rec:
+                    failures.append((rec["program"] + ":accuracy", RuntimeError(rec["failed"])))
+                    continue
+                rec.pop("stopped_on_breach", None)
+                records.append(dict(base, kind="accuracy", **rec))
+        else:
+            del preps
+        del inp
+        torch.cuda.empty_cache()
+        _append(path, progress, unit.key, records)
+        with open(failures_path, "a") as f:
+            for name, exc in failures:
+                f.write(json.dumps({"unit": unit.key, "impl": name, "error": f"{type(exc).__name__}: {exc}"[:500]}) + "\n")
+        print(f"[{session}] {unit.key}: {len(records)} records, {len(failures)} failures, {time.time() - t0:.1f}s", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception:
+        traceback.print_exc()
+        sys.exit(1)
