@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
@@ -437,13 +437,26 @@ def _insert(conn: Connection, table):
     return (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(table)
 
 
+def _count(conn: Connection, table) -> int:
+    return conn.execute(select(func.count()).select_from(table)).scalar()
+
+
 def _insert_new(conn: Connection, table, rows: list[dict], conflict: list[str]) -> int:
-    """INSERT ... ON CONFLICT DO NOTHING; returns how many rows were new. (RETURNING counts them on
-    both dialects; psycopg's executemany reports no rowcount.)"""
+    """INSERT ... ON CONFLICT DO NOTHING; returns how many rows were new.
+
+    SQLite: RETURNING counts them. PostgreSQL: psycopg's executemany (pipelined) is far faster than
+    a multi-row INSERT ... RETURNING, whose huge statements psycopg re-parses every time, and it
+    reports no rowcount; the table's count before and after is exact because every import holds
+    the import advisory lock (nothing else writes these tables meanwhile).
+    """
     if not rows:
         return 0
-    stmt = _insert(conn, table).on_conflict_do_nothing(index_elements=conflict).returning(table.c.id)
-    return len(conn.execute(stmt, rows).all())
+    stmt = _insert(conn, table).on_conflict_do_nothing(index_elements=conflict)
+    if conn.dialect.name == "postgresql":
+        before = _count(conn, table)
+        conn.execute(stmt, rows)
+        return _count(conn, table) - before
+    return len(conn.execute(stmt.returning(table.c.id), rows).all())
 
 
 def _chunks(seq: Sequence, n: int):
@@ -574,11 +587,19 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
 
     def _bulk(table, rows, conflict, kind):
         nonlocal done
+        pg = conn.dialect.name == "postgresql"
+        before = _count(conn, table) if pg and rows else 0
+        stmt = _insert(conn, table).on_conflict_do_nothing(index_elements=conflict)
         for chunk in _chunks(rows, 2000):
-            added[kind] += _insert_new(conn, table, chunk, conflict)
+            if pg:  # counted once below (see _insert_new)
+                conn.execute(stmt, chunk)
+            else:
+                added[kind] += len(conn.execute(stmt.returning(table.c.id), chunk).all())
             done += len(chunk)
             if progress:
                 progress("write", done, total_rows)
+        if pg and rows:
+            added[kind] += _count(conn, table) - before
 
     # Timing blocks (sorted by key so concurrent importers lock rows in one order).
     rows = []
@@ -725,7 +746,13 @@ def _sort_key(rec: Mapping) -> tuple:
     if kind == "timing":
         return (2, *natural_key(rec)[1:])
     seed = rec.get("seed")
-    return (3, *natural_key(rec)[1:-1], seed is None, seed if seed is not None else 0, _canonical_json(rec))
+    # Per-input records are told apart by seed; only aggregates need the whole record as a tie-break.
+    return (3, *_workload_key_fields(rec), seed is None, seed if seed is not None else 0,
+            _canonical_json(rec) if seed is None else "")
+
+
+def _workload_key_fields(rec: Mapping) -> tuple:
+    return (rec["run_id"], *_workload(rec), rec["program"], rec["T"], rec["family"])
 
 
 def format_records(records: Iterable[Mapping]) -> str:
