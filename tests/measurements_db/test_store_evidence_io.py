@@ -265,3 +265,34 @@ def test_unknown_values_must_be_plain_json(store):
         import_evidence(store, recs, name="mem")
     assert (info.value.line, info.value.field) == (1, "weird")
     assert counts(store)["runs"] == 0
+
+
+# ---- property: any valid values survive export -> import -> export ---------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**53), 2**53),
+                          st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
+_json_values = st.recursive(_json_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=6)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(samples=st.lists(st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False),
+                        min_size=1, max_size=20),
+       extra=st.dictionaries(st.text(min_size=1, max_size=6).filter(lambda k: k not in ("schema", "kind", "run_id",
+                                 "program", "op", "H", "T", "arch", "x_dtype", "w_dtype", "form", "session", "round",
+                                 "position", "copy", "timer", "l2", "samples_us", "median_us", "n")),
+                             _json_values, max_size=3),
+       worst=st.floats(min_value=0, max_value=1e6, allow_nan=False))
+def test_any_valid_values_round_trip(tmp_path_factory, samples, extra, worst):
+    recs = sample_records()
+    recs[3]["samples_us"] = samples
+    recs[3].update(extra)
+    recs[4]["dw_err_over_tol_max"] = worst
+    first, second = _roundtrip(tmp_path_factory.mktemp("rt"), recs)
+    assert first == second
+    timing = next(json.loads(x) for x in first.splitlines() if '"kind": "timing"' in x and "h200" in x)
+    assert timing["samples_us"] == samples
+    assert {k: timing[k] for k in extra} == extra
