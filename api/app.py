@@ -209,7 +209,8 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
     def diff_view(src: DataSource, old: str, new: str) -> dict:
         eo, to = src.load(old)
         en, tn = src.load(new)
-        return V.diff_tables(table_ref(src, eo, to), to, table_ref(src, en, tn), tn)
+        evidence = {a: src.evidence(a) for a in {to.arch, tn.arch}}
+        return V.diff_tables(table_ref(src, eo, to), to, table_ref(src, en, tn), tn, evidence, V.table_policy(tn))
 
     def run_view(src: DataSource, run_id: str) -> dict:
         from measurements_db.engine import StoreError

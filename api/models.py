@@ -250,25 +250,50 @@ class KeyView(BaseModel):
     has_evidence: bool
 
 
+class DiffRow(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    T: int
+    old_us: float | None = None
+    new_us: float | None = None
+    ratio: float | None = Field(default=None, description="old latency / new latency (>1: new is faster)")
+    old_status: str | None = None
+    new_in_budget: bool | None = None
+
+
 class DiffSegment(BaseModel):
     lo: int
     hi: int | None
     old_program: str | None
     new_program: str | None
-    old_reason: str | None
+    old_reason: str | None = None
     new_reason: str | None
+    rows: list[DiffRow] = Field(default_factory=list, description="the store's evidence at each sampled T of the span")
+    ratio_min: float | None = None
+    ratio_max: float | None = None
 
 
 class DiffKey(BaseModel):
     key: RouteKeyModel
-    change: str = Field(description="changed | added | removed")
+    change: str = Field(description="the category of the change (as `python -m cake_router diff`)")
     segments: list[DiffSegment]
+
+
+class DiffSummary(BaseModel):
+    op: str
+    changed_spans: int
+    rows: int
+    ratio_min: float | None
+    ratio_max: float | None
+    rows_slower: int
+    rows_no_in_budget_alternative: int
 
 
 class DiffView(BaseModel):
     old: TableRef
     new: TableRef
-    by_reason: dict[str, list[DiffKey]] = Field(description="reason of the new window -> changed keys")
+    by_reason: dict[str, list[DiffKey]] = Field(description="category (budget breach, eager-reference failure, speed, "
+                                                             "neutral re-route, new coverage, removed coverage) -> keys")
+    summary: list[DiffSummary]
     unchanged_keys: int
     changed_keys: int
 

@@ -243,56 +243,49 @@ def arch_strips(arch: str, table) -> list[dict]:
 
 # ---- diff -------------------------------------------------------------------------------------
 
-def _segments(old: list[dict], new: list[dict]) -> list[dict]:
-    """Ranges of T where the two window lists route to different programs (merged when adjacent)."""
-    cuts = sorted({w["lo"] for w in old} | {w["lo"] for w in new} | {1})
-    segs: list[dict] = []
-    for i, lo in enumerate(cuts):
-        hi = cuts[i + 1] - 1 if i + 1 < len(cuts) else None
-        wo = next((w for w in old if in_window(lo, w)), None)
-        wn = next((w for w in new if in_window(lo, w)), None)
-        po, pn = (wo or {}).get("program"), (wn or {}).get("program")
-        if po == pn:
-            continue
-        seg = {"lo": lo, "hi": hi, "old_program": po, "new_program": pn,
-               "old_reason": (wo or {}).get("reason"), "new_reason": (wn or {}).get("reason")}
-        last = segs[-1] if segs else None
-        if last and last["hi"] is not None and last["hi"] + 1 == lo and all(
-                last[f] == seg[f] for f in ("old_program", "new_program", "old_reason", "new_reason")):
-            last["hi"] = hi
-        else:
-            segs.append(seg)
-    return segs
+def diff_tables(old_ref: dict, old, new_ref: dict, new, evidence: dict | None, policy=None) -> dict:
+    """Changed spans of two tables, classified by the CLI's `diff` (`cake_router.reports`): budget
+    breach, eager-reference failure, speed, neutral re-route, new / removed coverage; with the
+    store's rows (latency ratio old/new, accuracy status) where evidence exists, and the summary
+    per arch and op of ROUTING-POLICY.md section 7."""
+    from cake_router import reports
 
-
-def diff_tables(old_ref: dict, old, new_ref: dict, new) -> dict:
-    """Changed windows of two tables, grouped by the reason the new table gives (added and removed
-    keys under 'new coverage' and 'removed')."""
-    by_reason: dict[str, list[dict]] = {}
-    unchanged = changed = 0
-    keys = sorted(set(old.keys()) | set(new.keys()))
-    for key in keys:
-        wo = [window_dict(w) for w in old.windows(*key)]
-        wn = [window_dict(w) for w in new.windows(*key)]
-        k = route_key_dict(new.arch if wn else old.arch, key)
-        if not wo or not wn:
-            change = "added" if wn else "removed"
-            segs = _segments(wo, wn)
-            by_reason.setdefault("new coverage" if wn else "removed", []).append(
-                {"key": k, "change": change, "segments": segs})
-            changed += 1
-            continue
-        segs = _segments(wo, wn)
-        if not segs:
-            unchanged += 1
-            continue
-        changed += 1
-        reasons = sorted({s["new_reason"] or "?" for s in segs})
-        for r in reasons:
-            by_reason.setdefault(r, []).append(
-                {"key": k, "change": "changed", "segments": [s for s in segs if (s["new_reason"] or "?") == r]})
-    return {"old": old_ref, "new": new_ref, "by_reason": dict(sorted(by_reason.items())),
-            "unchanged_keys": unchanged, "changed_keys": changed}
+    olds = {old.arch: old}
+    news = {new.arch: new}
+    ev = {a: [e for e in (evidence or {}).get(a, {}).values()] for a in {old.arch, new.arch}}
+    changes = reports.diff_tables(olds, news, ev, policy)
+    by_cat: dict[str, list[dict]] = {}
+    grouped: dict[tuple, dict] = {}
+    for c in changes:
+        entry = grouped.get((c.category, c.arch, c.key))
+        if entry is None:
+            entry = grouped[(c.category, c.arch, c.key)] = {
+                "key": route_key_dict(c.arch, c.key), "change": c.category, "segments": []}
+            by_cat.setdefault(c.category, []).append(entry)
+        ratios = [r["ratio"] for r in c.rows if r.get("ratio") is not None]
+        entry["segments"].append({
+            "lo": c.lo, "hi": c.hi, "old_program": c.old, "new_program": None if c.new == "-" else c.new,
+            "old_reason": None, "new_reason": c.reason, "rows": [dict(r) for r in c.rows],
+            "ratio_min": min(ratios) if ratios else None, "ratio_max": max(ratios) if ratios else None,
+        })
+    order = {cat: i for i, cat in enumerate(reports.CATEGORIES)}
+    by_cat = dict(sorted(by_cat.items(), key=lambda kv: order.get(kv[0], 99)))
+    summary = []
+    for op in sorted({c.key[0] for c in changes}):
+        cc = [c for c in changes if c.key[0] == op]
+        rows = [r for c in cc for r in c.rows]
+        ratios = [r["ratio"] for r in rows if r.get("ratio") is not None]
+        summary.append({
+            "op": op, "changed_spans": len(cc), "rows": len(rows),
+            "ratio_min": min(ratios) if ratios else None, "ratio_max": max(ratios) if ratios else None,
+            "rows_slower": sum(1 for x in ratios if x < 1.0),
+            "rows_no_in_budget_alternative": sum(1 for r in rows if not r.get("new_in_budget"))
+            + sum(1 for c in cc if c.reason == "no-eligible-program" and not c.rows),
+        })
+    changed_keys = {(c.arch, c.key) for c in changes}
+    all_keys = {(old.arch, k) for k in old.keys()} | {(new.arch, k) for k in new.keys()}
+    return {"old": old_ref, "new": new_ref, "by_reason": by_cat, "summary": summary,
+            "unchanged_keys": len(all_keys - changed_keys), "changed_keys": len(changed_keys)}
 
 
 # ---- runs -------------------------------------------------------------------------------------

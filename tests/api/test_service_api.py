@@ -99,9 +99,15 @@ def test_table_of_another_arch_is_refused_for_a_key(ro_client):
 def test_diff_groups_changed_windows_by_reason(ro_client):
     d = ro_client.get(f"/api/diff?old=runtime:{ARCH}&new=published:{ARCH}").json()
     assert d["changed_keys"] == 2 and d["unchanged_keys"] == 4  # the det keys moved, nondet and fwd did not
-    assert set(d["by_reason"]) == {"fastest", "accuracy-cut"}
-    seg = d["by_reason"]["fastest"][0]["segments"]
-    assert any(s["old_program"] == "bwd.pair.p2x.w8" and s["new_program"] == "bwd.column_task.c128.w4" for s in seg)
+    # classified as the CLI's diff does: the twosum window moved down (an accuracy cut: budget
+    # breach), the column-task window moved up (speed), with the store's latency ratios
+    assert list(d["by_reason"]) == ["budget breach", "speed"]
+    breach = d["by_reason"]["budget breach"][0]["segments"][0]
+    assert (breach["old_program"], breach["new_program"]) == ("bwd.pair.p2x.w8", "bwd.twosum_pair.p2x.w8")
+    seg = d["by_reason"]["speed"][0]["segments"]
+    assert any(s["old_program"] == "bwd.pair.p2x.w8" and s["new_program"] == "bwd.column_task.c128.w4"
+               and s["rows"] and s["ratio_min"] is not None for s in seg)
+    assert d["summary"][0]["op"] == "bwd" and d["summary"][0]["changed_spans"] == 4
     same = ro_client.get(f"/api/diff?old=runtime:{ARCH}&new=runtime:{ARCH}").json()
     assert same["changed_keys"] == 0 and same["by_reason"] == {}
 
