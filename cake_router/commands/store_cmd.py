@@ -189,6 +189,10 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+_HEADERS = {"published_runs": "published", "timing_blocks": "blocks", "accuracy_records": "accuracy",
+            "T_values": "T values", "x_dtype": "x", "w_dtype": "w"}
+
+
 def cmd_db_stats(args: argparse.Namespace) -> int:
     from measurements_db import queries
 
@@ -211,8 +215,8 @@ def cmd_db_stats(args: argparse.Namespace) -> int:
     def table(title: str, cols: list[str], rows: list[dict]) -> Table:
         tb = Table(title=title)
         for c in cols:
-            tb.add_column(c, justify="right" if isinstance(rows[0].get(c), int) and not isinstance(rows[0].get(c), bool)
-                          else "left")
+            numeric = isinstance(rows[0].get(c), int) and not isinstance(rows[0].get(c), bool)
+            tb.add_column(_HEADERS.get(c, c), justify="right" if numeric else "left", overflow="fold")
         for r in rows:
             tb.add_row(*[", ".join(map(str, r[c])) if isinstance(r[c], list) else str(r[c]) for c in cols])
         return tb
