@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Mapping
 
 from fastapi import Depends, FastAPI, Path as PathParam, Query, Request
+from pydantic import Field
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPBearer
 from fastapi.templating import Jinja2Templates
@@ -310,6 +311,13 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
     @app.get("/api/stats", response_model=M.StoreStats, tags=["api"], summary="store row counts")
     def api_stats(src: Src):
         return {"url": src.store_url_display(), "stats": src.stats()}
+
+    @app.get("/api/evidence/schema", tags=["api"], summary="JSON Schema of one cake-evidence/1 record (a line of the ingest body)")
+    def api_evidence_schema() -> dict:
+        from pydantic import TypeAdapter
+
+        record = Annotated[M.RunRecord | M.ProgramRecord | M.TimingRecord | M.AccuracyRecord, Field(discriminator="kind")]
+        return TypeAdapter(record).json_schema(by_alias=True)
 
     bearer = HTTPBearer(auto_error=False, description="CAKE_API_TOKEN of the server")
 

@@ -226,3 +226,16 @@ def test_tampered_table_gives_a_clear_error_not_a_crash(tmp_path, shared_store_u
         assert r.status_code == 500 and "checksum mismatch" in r.json()["detail"]
         page = c.get("/")
         assert page.status_code == 200 and "unreadable" in page.text
+
+
+def test_evidence_schema_describes_the_records_ingest_accepts(ro_client):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = ro_client.get("/api/evidence/schema").json()
+    recs = fixture_records()
+    for kind in ("run", "program", "timing", "accuracy"):
+        rec = next(r for r in recs if r["kind"] == kind)
+        jsonschema.validate(rec, schema)
+        bad = dict(rec, kind=kind)
+        bad.pop("arch" if kind != "program" else "op")
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
