@@ -179,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
     proc = None
     tmp = None
+    store_check = None
     token = args.token or TOKEN
     try:
         if args.url:
@@ -227,6 +228,16 @@ def main(argv: list[str] | None = None) -> int:
 
         asyncio.run(run_all())
         wall = time.monotonic() - t0
+        # Nothing lost: every accepted new upload is one more run in the store (own server only,
+        # whose store held the fixture's 2 runs; the repeated upload is one run however often sent).
+        store_check = None
+        if proc is not None:
+            import httpx
+
+            found = httpx.get(base + "/api/stats", timeout=60).json()["stats"]["totals"]["runs"]
+            new_ok = sum(1 for _, e in results.get("ingest: new", []) if e is None)
+            repeat_ok = any(e is None for _, e in results.get("ingest: repeat", []))
+            store_check = {"runs_expected": 2 + new_ok + int(repeat_ok), "runs_found": found}
     finally:
         if proc is not None:
             proc.terminate()
@@ -238,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = summarize(results, wall)
     if args.json:
-        print(json.dumps({"clients": args.clients, "duration_s": args.duration, "wall_s": wall, "rows": rows},
-                         indent=1))
+        print(json.dumps({"clients": args.clients, "duration_s": args.duration, "wall_s": wall, "rows": rows,
+                          "store_check": store_check}, indent=1))
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -253,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", f"{r['max_ms']:.1f}")
     Console().print(t)
     print("expected statuses: 200, except 'ingest: bad token' 401 and 'ingest: malformed' 422; anything else is an error")
+    if store_check is not None:
+        ok = store_check["runs_expected"] == store_check["runs_found"]
+        print(f"store check: {store_check['runs_found']} runs in the store, {store_check['runs_expected']} expected "
+              f"({'OK' if ok else 'MISMATCH'})")
+        return 0 if ok else 1
     return 0
 
 
