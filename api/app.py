@@ -92,7 +92,8 @@ ModeP = Annotated[Literal["det", "nondet", "any"], PathParam()]
 TableQ = Annotated[str | None, Query(pattern=TABLE_PATTERN, description="table id '<kind>:<arch>' from /api/tables")]
 
 ERRORS = {404: {"model": M.ErrorDetail, "description": "no such arch, key, table or run"},
-          500: {"model": M.ErrorDetail, "description": "a table or the store could not be read (message says which)"}}
+          500: {"model": M.ErrorDetail, "description": "a route table could not be trusted (message names it)"},
+          503: {"model": M.ErrorDetail, "description": "the store could not be read (message says why)"}}
 
 
 def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = None, token: str | None = None,
@@ -144,7 +145,20 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
     async def _refused(request: Request, exc: IngestRefused):
         return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=exc.headers)
 
+    from sqlalchemy.exc import SQLAlchemyError
+
     from cake_kernels.routes.table import RouteTableError
+    from measurements_db.engine import StoreError
+
+    @app.exception_handler(StoreError)
+    async def _store_error(request: Request, exc: StoreError):
+        return error_response(request, 503, f"the evidence store cannot be used: {exc}")
+
+    @app.exception_handler(SQLAlchemyError)
+    async def _db_error(request: Request, exc: SQLAlchemyError):
+        orig = getattr(exc, "orig", None) or exc
+        return error_response(request, 503, f"the evidence store {source.store_url_display()} could not be read "
+                                            f"({type(orig).__name__}: {orig}); is it a store of this version?")
 
     @app.exception_handler(RouteTableError)
     async def _bad_table(request: Request, exc: RouteTableError):

@@ -51,6 +51,13 @@ def build_app(args: argparse.Namespace):
         raise CliError(f"the service needs its extra: pip install -e '.[service]' ({exc})") from None
     if args.max_body_mb <= 0:
         raise CliError(f"--max-body-mb {args.max_body_mb}: must be a positive number of MiB")
+    # Open the store once now so a bad URL or an unreadable file fails at start, not on a request.
+    from measurements_db.engine import StoreError, open_store
+
+    try:
+        open_store(args.db).close()
+    except StoreError as exc:
+        raise CliError(f"cannot serve: {exc}") from None
     return create_app(store_url=args.db, max_body_bytes=int(args.max_body_mb * 1024 * 1024))
 
 

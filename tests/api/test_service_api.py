@@ -239,3 +239,17 @@ def test_evidence_schema_describes_the_records_ingest_accepts(ro_client):
         bad.pop("arch" if kind != "program" else "op")
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
+
+
+def test_a_store_that_cannot_be_read_is_a_clear_503(tmp_path):
+    from conftest import make_app
+    from fastapi.testclient import TestClient
+
+    bad = tmp_path / "corrupt.sqlite"
+    bad.write_bytes(b"garbage" * 1000)
+    with TestClient(make_app(f"sqlite:///{bad}")) as c:
+        r = c.get(f"/api/key/{KEY}")
+        assert r.status_code == 503 and "corrupt.sqlite" in r.json()["detail"]
+        page = c.get(f"/key/{KEY}")
+        assert page.status_code == 503 and "corrupt.sqlite" in page.text
+        assert c.get("/").status_code == 200  # the index still lists the tables and says what is wrong

@@ -111,3 +111,11 @@ def test_serve_rejects_a_bad_port():
     out = subprocess.run([sys.executable, "-m", "cake_router", "serve", "--port", "70000"], cwd=REPO,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--port 70000" in out.stderr
+
+
+def test_serve_refuses_an_unreadable_store_at_start(tmp_path):
+    bad = tmp_path / "corrupt.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    out = subprocess.run([sys.executable, "-m", "cake_router", "serve", "--port", "0", "--db", f"sqlite:///{bad}"],
+                         cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "cannot serve" in out.stderr and "corrupt.sqlite" in out.stderr
