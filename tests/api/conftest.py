@@ -1,5 +1,6 @@
 """Fixtures of the service tests: a real SQLite store (temporary file) holding the SYNTHETIC
 evidence of tests/api/fixtures, imported through the real importer, and the app built on it.
+Constants and helpers live in service_support.py.
 
 (No __init__.py in this folder on purpose: it would make the folder a package named `api` and
 shadow the service package itself.)
@@ -7,25 +8,11 @@ shadow the service package itself.)
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-EVIDENCE = FIXTURES / "synthetic-evidence.jsonl"
-ARCH = "sm_00a"
-TABLES = {
-    f"runtime:{ARCH}": FIXTURES / "synthetic-table-runtime.json",
-    f"published:{ARCH}": FIXTURES / "synthetic-table-published.json",
-}
-TOKEN = "test-token-0123456789abcdef"
-MAX_BODY = 256 * 1024
-
-
-def fixture_records() -> list[dict]:
-    return [json.loads(ln) for ln in EVIDENCE.read_text(encoding="utf-8").splitlines() if ln.strip()]
+from service_support import EVIDENCE, fixture_records, make_app
 
 
 @pytest.fixture(scope="session")
@@ -58,15 +45,6 @@ def shared_store_url(seeded_db) -> str:
     return f"sqlite:///{seeded_db}"
 
 
-def make_app(url: str, **kw):
-    from api.app import create_app
-
-    kw.setdefault("tables", TABLES)
-    kw.setdefault("token", TOKEN)
-    kw.setdefault("max_body_bytes", MAX_BODY)
-    return create_app(store_url=url, **kw)
-
-
 @pytest.fixture
 def app(store_url):
     return make_app(store_url)
@@ -87,18 +65,3 @@ def ro_client(shared_store_url):
 
     with TestClient(make_app(shared_store_url)) as c:
         yield c
-
-
-def store_counts(url: str) -> dict:
-    """Row counts per kind, straight from the store (what 'nothing written' is checked against)."""
-    from measurements_db.engine import open_store
-    from measurements_db.evidence_io import export_records
-
-    store = open_store(url)
-    try:
-        out: dict[str, int] = {}
-        for r in export_records(store):
-            out[r["kind"]] = out.get(r["kind"], 0) + 1
-        return out
-    finally:
-        store.close()

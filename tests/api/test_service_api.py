@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ARCH, fixture_records
+from service_support import ARCH, fixture_records
 
 from measurements_db.aggregates import WorkloadKey, aggregate_records
 
@@ -214,7 +214,7 @@ def test_plotly_is_served_locally(ro_client):
 def test_tampered_table_gives_a_clear_error_not_a_crash(tmp_path, shared_store_url):
     import json
 
-    from conftest import TABLES, make_app
+    from service_support import TABLES, make_app
     from fastapi.testclient import TestClient
 
     bad = tmp_path / "t.json"
@@ -242,7 +242,7 @@ def test_evidence_schema_describes_the_records_ingest_accepts(ro_client):
 
 
 def test_a_store_that_cannot_be_read_is_a_clear_503(tmp_path):
-    from conftest import make_app
+    from service_support import make_app
     from fastapi.testclient import TestClient
 
     bad = tmp_path / "corrupt.sqlite"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import ARCH, make_app
+from service_support import ARCH, make_app
 
 pytestmark = pytest.mark.browser
 

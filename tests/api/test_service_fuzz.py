@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import TOKEN, make_app
+from service_support import TOKEN, make_app
 from hypothesis import HealthCheck, settings
 
 schemathesis = pytest.importorskip("schemathesis")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ARCH, MAX_BODY, TOKEN, make_app, store_counts
+from service_support import ARCH, MAX_BODY, TOKEN, make_app, store_counts
 
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/x-ndjson"}
 

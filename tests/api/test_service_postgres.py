@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from conftest import ARCH, EVIDENCE, TOKEN, make_app
+from service_support import ARCH, EVIDENCE, TOKEN, make_app
 
 pytestmark = pytest.mark.postgres
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ARCH, TOKEN, store_counts
+from service_support import ARCH, TOKEN, store_counts
 
 SECRET_MARKERS = (b"root:x:0:0", b"[boot loader]", b"PRIVATE KEY", b"SQLite format 3")
 

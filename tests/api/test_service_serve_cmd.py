@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import ARCH, TOKEN
+from service_support import ARCH, TOKEN
 
 REPO = Path(__file__).resolve().parents[2]
 
