@@ -181,3 +181,26 @@ def test_token_comparison_is_constant_time_by_construction():
 
     src = inspect.getsource(ingest.check_token)
     assert "hmac.compare_digest" in src and "== configured" not in src
+
+
+def test_concurrent_identical_uploads_store_the_records_once(store_url):
+    """16 clients send the same new file at once to the real server: all succeed, one adds it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from api.serving import running_server
+
+    before = store_counts(store_url)
+    body = new_evidence(run_id="synthetic-concurrent")
+    with running_server(make_app(store_url)) as base:
+        def send(_):
+            return httpx.post(base + "/api/evidence", content=body, headers=AUTH, timeout=60)
+
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(send, range(16)))
+    assert [r.status_code for r in answers] == [200] * 16, [r.text for r in answers if r.status_code != 200]
+    added = [sum(r.json()["result"]["added"].values()) for r in answers]
+    assert sorted(added) == [0] * 15 + [2]
+    after = store_counts(store_url)
+    assert after["run"] == before["run"] + 1 and after["timing"] == before["timing"] + 1
