@@ -8,15 +8,14 @@ query layer): no endpoint opens a path or runs SQL built from a request.
 """
 
 import os
-import re
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Mapping
 
 from fastapi import Depends, FastAPI, Path as PathParam, Query, Request
-from pydantic import Field
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPBearer
 from fastapi.templating import Jinja2Templates
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from api import models as M
@@ -67,9 +66,11 @@ def routes_unlaunchable(doc: dict) -> bool:
 
 def _default_solver() -> Callable | None:
     """The solver when it is installed, else None (then no `solved:<arch>` tables are offered)."""
+    import importlib
+
     try:
-        import cake_router.policy  # noqa: F401
-        import cake_router.solver  # noqa: F401
+        for name in ("cake_router.policy", "cake_router.solver"):
+            importlib.import_module(name)
     except ImportError:
         return None
     return solve_with_default_policy

@@ -20,7 +20,6 @@ import asyncio
 import ipaddress
 import json
 import multiprocessing
-import os
 import random
 import sys
 import tempfile

@@ -83,7 +83,7 @@ def test_fwd_key_has_no_dw_verdict_trouble(ro_client):
 
 
 def test_unknown_things_are_404(ro_client):
-    for url in [f"/api/key/{ARCH}/bwd/1234/fp32/plain/det", "/api/arch/sm_99a", f"/api/tables/runtime:sm_99a",
+    for url in [f"/api/key/{ARCH}/bwd/1234/fp32/plain/det", "/api/arch/sm_99a", "/api/tables/runtime:sm_99a",
                 "/api/runs/no-such-run", "/api/diff?old=runtime:sm_99a&new=runtime:sm_00a",
                 f"/api/key/{ARCH}/bwd/4096/fp32/plain/det?table=published:sm_99a"]:
         r = ro_client.get(url)
