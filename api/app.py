@@ -279,8 +279,8 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
                 out.append(table_ref(src, e, None, error=str(exc)))
         return out
 
-    @app.get("/api/tables/{table_id}", response_model=M.RouteTableModel, tags=["api"], responses=ERRORS,
-             summary="one verified table document")
+    @app.get("/api/tables/{table_id}", response_model=M.RouteTableModel, response_model_exclude_unset=True,
+             tags=["api"], responses=ERRORS, summary="one verified table document (its checksum verifies)")
     def api_table(src: Src, table_id: Annotated[str, PathParam(pattern=TABLE_PATTERN)]):
         e, t = src.load(table_id)
         return {"ref": table_ref(src, e, t), "document": t.doc}

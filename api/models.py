@@ -141,9 +141,35 @@ class TableRef(BaseModel):
     error: str | None = Field(default=None, description="set when the table could not be loaded or solved")
 
 
+class RouteModel(BaseModel):
+    """One route key of a table and its windows (sorted, disjoint, covering [1, inf))."""
+
+    model_config = ConfigDict(extra="allow")
+    op: Op
+    H: int
+    w_dtype: WDtype
+    form: Form
+    mode: Mode
+    windows: list[WindowModel]
+
+
+class RouteTableDoc(BaseModel):
+    """A `cake-routes/1` document (DESIGN.md); keys beyond these are kept."""
+
+    model_config = ConfigDict(extra="allow")
+    schema_: Literal["cake-routes/1"] = Field(alias="schema")
+    arch: str
+    policy: dict[str, Any] = Field(default_factory=dict)
+    evidence_fingerprint: str | None = None
+    generated_by: str | None = None
+    programs: dict[str, Any] | None = None
+    routes: list[RouteModel]
+    checksum: str
+
+
 class RouteTableModel(BaseModel):
     ref: TableRef
-    document: dict[str, Any] = Field(description="the verified cake-routes/1 document")
+    document: RouteTableDoc = Field(description="the verified cake-routes/1 document, as stored")
 
 
 # --- views ------------------------------------------------------------------------------------

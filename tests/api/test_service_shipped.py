@@ -68,3 +68,11 @@ def test_every_shipped_run_page_renders(shipped_client):
     for r in shipped_client.get("/api/runs").json():
         assert shipped_client.get(f"/runs/{r['run_id']}").status_code == 200
         assert shipped_client.get(f"/api/runs/{r['run_id']}").status_code == 200
+
+
+def test_every_table_document_served_verifies(shipped_client):
+    from cake_kernels.routes.table import compute_checksum
+
+    for t in shipped_client.get("/api/tables").json():
+        doc = shipped_client.get(f"/api/tables/{t['id']}").json()["document"]
+        assert compute_checksum(doc) == doc["checksum"], t["id"]
