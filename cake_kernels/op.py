@@ -62,10 +62,24 @@ def _bwd_fake(g, x, weight, rstd, g_h_new, deterministic, program):
     return torch.empty(x.shape, dtype=torch.bfloat16, device=x.device), torch.empty(x.shape[-1], dtype=torch.float32, device=x.device)
 
 
+def _check_eps_type(eps) -> None:
+    # float("1e-6") and True would pass a float() check; only real numbers are accepted.
+    if isinstance(eps, (str, bytes, bool)) or not isinstance(eps, (int, float)):
+        raise TypeError(f"eps: expected a positive finite float, got {eps!r}")
+
+
+def _check_last_dim(name: str, t: torch.Tensor) -> None:
+    # The reference program (CPU) would accept any layout; every device must reject the same inputs.
+    if t.stride(-1) != 1 and t.numel() > 0 and t.shape[-1] > 1:
+        raise ValueError(f"{name}: the last dimension must be contiguous (stride 1), got strides {list(t.stride())}; pass {name}.contiguous()")
+
+
 def _validate_common(x, weight, eps, residual):
     runner._check_x("x", x)
     if x.dim() == 0:
         raise ValueError("x: expected shape [..., H], got a scalar")
+    _check_eps_type(eps)
+    _check_last_dim("x", x)
     runner.validate_H(x.shape[-1])
     runner._check_weight(weight, x.shape[-1])
     runner._check_same_device(x, weight=weight, residual=residual)
@@ -73,6 +87,7 @@ def _validate_common(x, weight, eps, residual):
         runner._check_x("residual", residual)
         if residual.shape != x.shape:
             raise ValueError(f"residual: expected the shape of x {list(x.shape)}, got {list(residual.shape)}")
+        _check_last_dim("residual", residual)
     return runner.check_eps(eps)
 
 
@@ -159,6 +174,7 @@ class RMSNorm(torch.nn.Module):
         if dtype not in (torch.float32, torch.bfloat16):
             raise TypeError(f"dtype: {dtype} is not accepted; use torch.float32 or torch.bfloat16")
         self.normalized_shape = (int(normalized_shape),)
+        _check_eps_type(eps)
         self.eps = runner.check_eps(eps)
         self.deterministic = deterministic
         self.weight = torch.nn.Parameter(torch.ones(self.normalized_shape, dtype=dtype, device=device))

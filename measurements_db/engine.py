@@ -126,9 +126,18 @@ def bundle_files(data_dir: Path | None = None) -> list[Path]:
     return sorted(p for p in d.glob(BUNDLE_GLOB) if p.is_file()) if d.is_dir() else []
 
 
+def _schema_sources() -> list[Path]:
+    here = Path(__file__).resolve().parent
+    return [here / "models.py", *sorted((here / "migrations" / "versions").glob("*.py"))]
+
+
 def bundles_sha256(files: list[Path]) -> str:
-    """Combined SHA-256 of a bundle set: file names and contents, in name order."""
+    """Combined SHA-256 of a bundle set (file names and contents, in name order) and of the schema
+    sources (models and migrations), so a cache built by other code is rebuilt, never misread."""
     h = hashlib.sha256()
+    for p in _schema_sources():
+        if p.exists():
+            h.update(b"schema:" + hashlib.sha256(p.read_bytes()).hexdigest().encode() + b"\n")
     for p in files:
         h.update(p.name.encode() + b"\0" + hashlib.sha256(p.read_bytes()).hexdigest().encode() + b"\n")
     return h.hexdigest()

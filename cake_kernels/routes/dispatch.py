@@ -4,6 +4,11 @@ Tables are loaded once per arch and verified (checksum, cover, every program reg
 arch, key or shape the table does not cover, a documented fallback runs with a one-time warning:
 the backward falls back to `bwd.twosum_pair.p2x.w8` (compensated, in budget at every T measured),
 the forward to `fwd.row.r1.w8`. Without CUDA the reference programs run (no table, no warning).
+
+Windows the solver marked `no-eligible-program` or `unverified` name the most accurate program
+*measured* there, which may still be over the dw budget; the runtime does not run such a program
+silently: it runs the backward fallback (measured in budget at every H up to T = 1,048,576 by the
+GPU selftest) with a one-time warning naming the window.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from cake_kernels import registry
 from cake_kernels.routes.table import RouteTable, load_table, routes_dir
 
 FALLBACK = {"fwd": "fwd.row.r1.w8", "bwd": "bwd.twosum_pair.p2x.w8"}
+UNTRUSTED_REASONS = ("no-eligible-program", "unverified")
 REFERENCE = {"fwd": "fwd.reference", "bwd": "bwd.reference"}
 
 # Compute capability -> the arch name route tables use.
@@ -70,6 +76,8 @@ def choose(op: str, device: torch.device, H: int, w_dtype: str, form: str, mode:
     win = table.lookup(op, H, w_dtype, form, key_mode, max(T, 1))
     if win is None:
         return _fallback(op, (arch, op, H, w_dtype, form, key_mode))
+    if op == "bwd" and win.reason in UNTRUSTED_REASONS:
+        return _fallback(op, (arch, op, H, w_dtype, form, key_mode, f"T {win.lo}..{win.hi} is {win.reason}"))
     prog = registry.get(win.program)
     if not prog.supports(H, form, w_dtype):
         return _fallback(op, (arch, op, H, w_dtype, form, key_mode, "unsupported by " + win.program))

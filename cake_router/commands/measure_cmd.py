@@ -113,6 +113,7 @@ def cmd_measure(args) -> int:
         rounds=args.rounds, replays=args.replays, families=args.families, inputs_per_family=args.inputs_per_family,
         accuracy_max_T=args.accuracy_max_T, large_T_inputs=args.large_T_inputs,
         seconds_per_unit=args.seconds_per_unit, deadline=deadline,
+        parallel=bool(args.gpus and len(args.gpus) > 1),
     )
     con = console(stderr=True)
     con.print(f"measure: {len(units)} workloads x {plan.sessions} sessions, {len(programs)} programs, {len(peers)} peers, arch {arch}")

@@ -60,6 +60,7 @@ class Plan:
     seconds_per_unit: float | None = None  # cap on timing time per unit and session
     deadline: float | None = None  # wall-clock time.time() after which sessions stop cleanly
     fwd_for_step: str = "fwd.row.r1.w8"
+    parallel: bool = False  # sessions on several GPUs at once (accuracy spread over them)
 
 
 def parse_T(spec: str, next_file: str | None = None) -> list[int]:

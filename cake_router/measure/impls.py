@@ -69,15 +69,36 @@ def _xn_rstd(inp):
     return (h if h is not None else inp.x), rstd
 
 
-def prepare_program(name: str, inp, wl: Workload, fwd_for_step: str) -> Prepared:
+@dataclass
+class SharedOutputs:
+    """Output buffers every program of a workload writes into (one set per workload, not per
+    program: at T = 1M and H = 8192 one BF16 tensor is 17 GB). Timing never reads them."""
+
+    y: torch.Tensor
+    rstd: torch.Tensor
+    h: torch.Tensor | None
+    dx: torch.Tensor
+    dw: torch.Tensor
+
+    @classmethod
+    def for_inputs(cls, inp) -> "SharedOutputs":
+        x = inp.x
+        return cls(
+            y=torch.empty(x.shape, dtype=torch.bfloat16, device=x.device),
+            rstd=torch.empty(x.shape[:-1], dtype=torch.float32, device=x.device),
+            h=torch.empty(x.shape, dtype=torch.bfloat16, device=x.device) if inp.residual is not None else None,
+            dx=torch.empty(x.shape, dtype=torch.bfloat16, device=x.device),
+            dw=torch.empty(x.shape[-1], dtype=torch.float32, device=x.device),
+        )
+
+
+def prepare_program(name: str, inp, wl: Workload, fwd_for_step: str, out: SharedOutputs) -> Prepared:
     """One of this package's programs. `2xfwd+bwd` pairs a bwd program with `fwd_for_step`."""
     prog = registry.get(name)
     x, w, res, g, gh = inp.x, inp.w, inp.residual, inp.g, inp.g_h_new
     prep = Prepared(name)
-    y = torch.empty(x.shape, dtype=torch.bfloat16, device=x.device)
-    rstd = torch.empty(x.shape[:-1], dtype=torch.float32, device=x.device)
-    h = torch.empty(x.shape, dtype=torch.bfloat16, device=x.device) if res is not None else None
     fwd_name = name if prog.op == "fwd" else fwd_for_step
+    y, rstd, h, dx, dw = out.y, out.rstd, out.h, out.dx, out.dw
 
     def fwd():
         runner.forward(fwd_name, x, w, EPS, res, y_out=y, rstd_out=rstd, h_out=h)
@@ -88,8 +109,6 @@ def prepare_program(name: str, inp, wl: Workload, fwd_for_step: str) -> Prepared
         prep.ops["fwd"] = fwd
         return prep
     ws = runner.workspace_for(prog, xn)
-    dx = torch.empty(x.shape, dtype=torch.bfloat16, device=x.device)
-    dw = torch.empty(x.shape[-1], dtype=torch.float32, device=x.device)
 
     def bwd():
         runner.backward(prog, g, xn, w, rstd, gh, ws, dx_out=dx, dw_out=dw)

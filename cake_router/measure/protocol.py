@@ -47,7 +47,7 @@ class Entry:
     graph: torch.cuda.CUDAGraph
 
 
-def capture(fn, device) -> torch.cuda.CUDAGraph:
+def capture(fn, device, pool=None) -> torch.cuda.CUDAGraph:
     """Warm up on a side stream (compiles, autotunes, allocates), then capture one call."""
     s = torch.cuda.Stream(device)
     s.wait_stream(torch.cuda.current_stream(device))
@@ -57,7 +57,7 @@ def capture(fn, device) -> torch.cuda.CUDAGraph:
     torch.cuda.current_stream(device).wait_stream(s)
     torch.cuda.synchronize(device)
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, pool=pool):
         fn()
     torch.cuda.synchronize(device)
     return g

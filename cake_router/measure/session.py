@@ -28,13 +28,99 @@ def _append(path: Path, progress: Path, key: str, records: list[dict]) -> None:
         os.fsync(f.fileno())
 
 
+def _time_unit(doc, unit, s, session, base, failures, device):
+    """Timing records of one unit, and the accuracy functions of its backward implementations.
+
+    Everything big (inputs, shared outputs, graphs and their pools) is local to this function,
+    so it is freed before the accuracy pass allocates its own inputs.
+    """
+    from cake_kernels import registry
+    from cake_kernels.inputs import make_inputs
+    from cake_router.measure import campaign, impls, protocol
+
+    wl = impls.Workload(unit.H, unit.form, unit.w_dtype, unit.T)
+    inp = make_inputs("gaussian", unit.T, unit.H, unit.w_dtype, unit.form, seed=12345, device=device)
+    shared = impls.SharedOutputs.for_inputs(inp)
+    preps = []
+    for name in doc["programs"]:
+        prog = registry.get(name)
+        if not prog.supports(unit.H, unit.form, unit.w_dtype):
+            continue
+        if prog.family == "column_task" and unit.T > campaign.COLUMN_TASK_MAX_T:
+            continue
+        try:
+            preps.append(impls.prepare_program(name, inp, wl, doc["fwd_for_step"], shared))
+        except Exception as exc:
+            failures.append((name, exc))
+    for name in doc["peers"]:
+        try:
+            preps.append(impls.prepare_peer(name, inp, wl))
+        except Exception as exc:
+            failures.append((name, exc))
+            torch.cuda.empty_cache()
+    pool = torch.cuda.graph_pool_handle()  # one pool: graphs replay one at a time, outputs are scratch
+    entries = []
+    for prep in preps:
+        for op in doc["ops"]:
+            fn = prep.ops.get(op)
+            if fn is None:
+                continue
+            try:
+                entries.append(protocol.Entry(prep.name, op, 0, protocol.capture(fn, device, pool)))
+            except Exception as exc:
+                failures.append((f"{prep.name}:{op}", exc))
+                torch.cuda.empty_cache()
+    # A/A: a second copy of two implementations (the first and the middle entry).
+    by_name = {p.name: p for p in preps}
+    for idx in (sorted({0, len(entries) // 2}) if len(entries) >= 2 else []):
+        e0 = entries[idx]
+        try:
+            entries.append(protocol.Entry(e0.impl, e0.op, 1, protocol.capture(by_name[e0.impl].ops[e0.op], device, pool)))
+        except Exception as exc:
+            failures.append((f"{e0.impl}:{e0.op}:A/A", exc))
+    replays = doc["replays"]
+    cap = doc.get("seconds_per_unit")
+    if cap and entries:
+        # One pass over all entries, to shrink the replay count to fit the cap (counts are recorded).
+        torch.cuda.synchronize()
+        t1 = time.time()
+        for e in entries:
+            e.graph.replay()
+        torch.cuda.synchronize()
+        per_pass = max(time.time() - t1, 1e-6) + len(entries) * 150e-6  # + the flush kernels
+        replays = int(max(doc["rounds"] * 5, min(replays, cap / per_pass)))
+    rows = protocol.time_entries(entries, s, doc["rounds"], replays, device,
+                                 deadline=(time.time() + 2 * cap) if cap else None)
+    records = [dict(base, kind="timing", program=r["impl"], op=r["op"], session=session, round=r["round"],
+                    position=r["position"], copy=r["copy"], timer=r["timer"], l2="cold", samples_us=r["samples_us"])
+               for r in rows]
+    acc_fns = {p.name: p.dw_for_accuracy for p in preps if p.dw_for_accuracy is not None}
+    return records, acc_fns
+
+
+def _accuracy_unit(doc, unit, base, acc_fns, failures, device, deadline):
+    from cake_router.measure import accuracy, impls
+
+    n_inputs = doc["inputs_per_family"]
+    if doc.get("accuracy_max_T") and unit.T > doc["accuracy_max_T"] and doc.get("large_T_inputs"):
+        n_inputs = doc["large_T_inputs"]
+    wl = impls.Workload(unit.H, unit.form, unit.w_dtype, unit.T)
+    out = []
+    for rec in accuracy.evaluate(wl, acc_fns, doc["families"], n_inputs, device, deadline=deadline):
+        if "failed" in rec:
+            failures.append((rec["program"] + ":accuracy", RuntimeError(rec["failed"])))
+            continue
+        rec.pop("stopped_on_breach", None)
+        out.append(dict(base, kind="accuracy", **rec))
+    return out
+
+
 def main(argv=None) -> int:
     argv = argv if argv is not None else sys.argv[1:]
     spec_path, s = Path(argv[0]), int(argv[1])
     doc = json.loads(spec_path.read_text())
     from cake_kernels import registry
-    from cake_kernels.inputs import make_inputs
-    from cake_router.measure import accuracy, campaign, impls, protocol
+    from cake_router.measure import campaign, impls
 
     units = [campaign.Unit(**u) for u in doc["units"]]
     out_dir = spec_path.parent
@@ -60,86 +146,24 @@ def main(argv=None) -> int:
     failures_path = out_dir / f"session-{session}.failures.jsonl"
     deadline = doc.get("deadline")
     n_sessions = doc["sessions"]
-    for ui, u in enumerate(units):
-        unit = campaign.Unit(**u.__dict__) if not isinstance(u, campaign.Unit) else u
+    sequential = not doc.get("parallel", False)
+    for ui, unit in enumerate(units):
         if unit.key in done:
             continue
         if deadline and time.time() > deadline:
             print(f"[{session}] budget reached before {unit.key}: stopping cleanly", file=sys.stderr)
             break
         t0 = time.time()
-        wl = impls.Workload(unit.H, unit.form, unit.w_dtype, unit.T)
-        inp = make_inputs("gaussian", unit.T, unit.H, unit.w_dtype, unit.form, seed=12345, device=device)
-        preps, failures = [], []
-        for name in doc["programs"]:
-            prog = registry.get(name)
-            if not prog.supports(unit.H, unit.form, unit.w_dtype):
-                continue
-            if prog.family == "column_task" and unit.T > campaign.COLUMN_TASK_MAX_T:
-                continue
-            try:
-                preps.append(impls.prepare_program(name, inp, wl, doc["fwd_for_step"]))
-            except Exception as exc:
-                failures.append((name, exc))
-        for name in doc["peers"]:
-            try:
-                preps.append(impls.prepare_peer(name, inp, wl))
-            except Exception as exc:
-                failures.append((name, exc))
-        entries = []
-        for prep in preps:
-            for op in doc["ops"]:
-                fn = prep.ops.get(op)
-                if fn is None:
-                    continue
-                try:
-                    entries.append(protocol.Entry(prep.name, op, 0, protocol.capture(fn, device)))
-                except Exception as exc:
-                    failures.append((f"{prep.name}:{op}", exc))
-                    torch.cuda.empty_cache()
-        # A/A: a second copy of two implementations (the first and the middle entry).
-        for idx in sorted({0, len(entries) // 2}) if len(entries) >= 2 else []:
-            e = entries[idx]
-            fn = next(p for p in preps if p.name == e.impl).ops[e.op]
-            try:
-                entries.append(protocol.Entry(e.impl, e.op, 1, protocol.capture(fn, device)))
-            except Exception as exc:
-                failures.append((f"{e.impl}:{e.op}:A/A", exc))
-        replays = doc["replays"]
-        cap = doc.get("seconds_per_unit")
-        if cap and entries:
-            # Estimate one pass over all entries and shrink the replay count to fit the cap.
-            torch.cuda.synchronize()
-            t1 = time.time()
-            for e in entries:
-                e.graph.replay()
-            torch.cuda.synchronize()
-            per_pass = max(time.time() - t1, 1e-6) + len(entries) * 150e-6  # + the flush kernels
-            replays = int(max(doc["rounds"] * 5, min(replays, cap / per_pass)))
-        unit_deadline = (time.time() + 2 * cap) if cap else None
-        rows = protocol.time_entries(entries, s, doc["rounds"], replays, device, deadline=unit_deadline)
         base = {"schema": "cake-evidence/1", "run_id": run_id, "arch": doc["arch"], "H": unit.H, "T": unit.T,
                 "x_dtype": "bf16", "w_dtype": unit.w_dtype, "form": unit.form}
-        records = [dict(base, kind="timing", program=r["impl"], op=r["op"], session=session, round=r["round"],
-                        position=r["position"], copy=r["copy"], timer=r["timer"], l2="cold", samples_us=r["samples_us"])
-                   for r in rows]
-        del entries
+        failures: list[tuple[str, BaseException]] = []
+        records, acc_fns = _time_unit(doc, unit, s, session, base, failures, device)
         torch.cuda.empty_cache()
-        if ui % n_sessions == s:
-            acc_impls = {p.name: p.dw_for_accuracy for p in preps if p.dw_for_accuracy is not None}
-            n_inputs = doc["inputs_per_family"]
-            if doc.get("accuracy_max_T") and unit.T > doc["accuracy_max_T"] and doc.get("large_T_inputs"):
-                n_inputs = doc["large_T_inputs"]
-            del preps
-            for rec in accuracy.evaluate(wl, acc_impls, doc["families"], n_inputs, device, deadline=deadline):
-                if "failed" in rec:
-                    failures.append((rec["program"] + ":accuracy", RuntimeError(rec["failed"])))
-                    continue
-                rec.pop("stopped_on_breach", None)
-                records.append(dict(base, kind="accuracy", **rec))
-        else:
-            del preps
-        del inp
+        # Accuracy once per unit: by session 1 when sessions run one after another on one GPU
+        # (a budget cut then never leaves a unit without accuracy), else spread over the GPUs.
+        if (s == 0) if sequential else (ui % n_sessions == s):
+            records += _accuracy_unit(doc, unit, base, acc_fns, failures, device, deadline)
+        del acc_fns
         torch.cuda.empty_cache()
         _append(path, progress, unit.key, records)
         with open(failures_path, "a") as f:

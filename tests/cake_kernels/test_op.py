@@ -380,7 +380,6 @@ def test_bad_input_names_the_argument(case, exc, name):
         rmsnorm_train(x, w, eps, **kw)
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="op bug: check_eps accepts float('1e-6') and bool (float(True) == 1.0)")
 @pytest.mark.parametrize("eps", ["1e-6", True])
 def test_eps_string_or_bool_rejected(eps):
     x, w = _good()
@@ -388,7 +387,6 @@ def test_eps_string_or_bool_rejected(eps):
         rmsnorm_train(x, w, eps)
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="op bug: the reference program (CPU) skips the last-dimension stride check")
 @pytest.mark.parametrize("which", ["x", "residual"])
 def test_non_contiguous_last_dim_rejected_by_the_op(which):
     t = _bf16(64, 4).t()  # [4, 64], last stride 4
