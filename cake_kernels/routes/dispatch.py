@@ -64,12 +64,8 @@ def _fallback(op: str, reason: tuple) -> str:
     return FALLBACK[op]
 
 
-def choose(op: str, device: torch.device, H: int, w_dtype: str, form: str, mode: str, T: int) -> str:
-    """The program to run for this call (a registered name)."""
-    if device.type != "cuda":
-        return REFERENCE[op]
-    arch = arch_of(device.index if device.index is not None else torch.cuda.current_device())
-    table = table_for(arch)
+def route(table: RouteTable | None, arch: str, op: str, H: int, w_dtype: str, form: str, mode: str, T: int) -> str:
+    """The program for a call on `arch` given its verified table (pure: no device needed)."""
     key_mode = "any" if op == "fwd" else mode
     if table is None:
         return _fallback(op, (arch, "no table"))
@@ -78,7 +74,14 @@ def choose(op: str, device: torch.device, H: int, w_dtype: str, form: str, mode:
         return _fallback(op, (arch, op, H, w_dtype, form, key_mode))
     if op == "bwd" and win.reason in UNTRUSTED_REASONS:
         return _fallback(op, (arch, op, H, w_dtype, form, key_mode, f"T {win.lo}..{win.hi} is {win.reason}"))
-    prog = registry.get(win.program)
-    if not prog.supports(H, form, w_dtype):
+    if not registry.get(win.program).supports(H, form, w_dtype):
         return _fallback(op, (arch, op, H, w_dtype, form, key_mode, "unsupported by " + win.program))
     return win.program
+
+
+def choose(op: str, device: torch.device, H: int, w_dtype: str, form: str, mode: str, T: int) -> str:
+    """The program to run for this call (a registered name)."""
+    if device.type != "cuda":
+        return REFERENCE[op]
+    arch = arch_of(device.index if device.index is not None else torch.cuda.current_device())
+    return route(table_for(arch), arch, op, H, w_dtype, form, mode, T)

@@ -30,7 +30,7 @@ OPS = ("fwd", "bwd", "2xfwd+bwd")
 COLUMN_TASK_MAX_T = 65536
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Unit:
     H: int
     form: str
@@ -147,7 +147,8 @@ def read_progress(progress: Path) -> dict[str, int]:
     """unit key -> byte offset of the session file after that unit's records."""
     done = {}
     if progress.exists():
-        for line in progress.read_text().splitlines():
+        lines = progress.read_text().split("\n")
+        for line in lines[:-1]:  # the part after the last newline is a torn write, if anything
             try:
                 key, off = line.rsplit(" ", 1)
                 done[key] = int(off)

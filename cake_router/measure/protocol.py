@@ -64,8 +64,13 @@ def capture(fn, device, pool=None) -> torch.cuda.CUDAGraph:
 
 
 def balanced_order(n: int, round_idx: int, session_idx: int, rounds: int) -> list[int]:
-    """Rotated by round and session so every position is taken about equally; odd sessions reversed."""
-    k = (round_idx + session_idx * rounds) % n if n else 0
+    """Rotated by round so every position is taken about equally; odd sessions reversed.
+
+    Forward sessions (0, 2, ...) and reversed sessions (1, 3, ...) each step through consecutive
+    rotations, so within each group every implementation takes every position equally often up to
+    one; over both groups up to two.
+    """
+    k = ((session_idx // 2) * rounds + round_idx) % n if n else 0
     order = list(range(k, n)) + list(range(k))
     return order[::-1] if session_idx % 2 == 1 else order
 

@@ -1,0 +1,114 @@
+"""The measurement harness's CPU-side logic: grids, the work plan, sharding, the balanced order,
+progress/resume bookkeeping and the merge; plus a GPU end-to-end run (skipped without CUDA)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+import torch
+
+from cake_router.cli import main as cli_main
+from cake_router.measure import campaign
+from cake_router.measure.accuracy import seed_for
+from cake_router.measure.protocol import balanced_order
+
+
+def test_named_grids_and_lists():
+    assert campaign.parse_T("coarse") == list(campaign.COARSE_T)
+    assert campaign.parse_T("standard")[-1] == 1048576
+    assert campaign.parse_T("65536, 16,16") == [16, 65536]
+    for bad in ("", "0,4", "big", "1,x"):
+        with pytest.raises(ValueError, match="--T"):
+            campaign.parse_T(bad)
+
+
+def test_next_grid_reads_the_solvers_file(tmp_path):
+    f = tmp_path / "next.json"
+    f.write_text(json.dumps({"schema": "cake-next/1", "keys": [{"T": [300, 4096]}, {"T": [300]}]}))
+    assert campaign.parse_T("next", str(f)) == [300, 4096]
+    with pytest.raises(ValueError, match="--next-file"):
+        campaign.parse_T("next", None)
+
+
+def test_shards_partition_the_plan():
+    units = campaign.plan_units([512, 4096], list(campaign.FORMS), ["bf16", "fp32"], list(campaign.STANDARD_T))
+    shards = [campaign.plan_units([512, 4096], list(campaign.FORMS), ["bf16", "fp32"], list(campaign.STANDARD_T), (i, 3)) for i in range(3)]
+    assert sorted(u for s in shards for u in s) == sorted(units)
+    assert not set(shards[0]) & set(shards[1])
+    assert {u.H for u in units if u.form.startswith("heads")} == {256}
+    # Coarse grid first: a budget cut keeps the frame of the whole grid.
+    first_fine = next(i for i, u in enumerate(units) if u.T not in campaign.COARSE_T)
+    assert all(u.T in campaign.COARSE_T for u in units[:first_fine])
+    assert all(u.T not in campaign.COARSE_T for u in units[first_fine:])
+    for bad in ("3/3", "1", "a/b", "-1/2"):
+        with pytest.raises(ValueError, match="--shard"):
+            campaign.parse_shard(bad)
+
+
+@pytest.mark.parametrize("n", [2, 5, 12])
+def test_balanced_order_puts_each_implementation_in_each_position_equally(n):
+    sessions, rounds = 4, 3
+    counts = Counter()
+    for s in range(sessions):
+        for r in range(rounds):
+            order = balanced_order(n, r, s, rounds)
+            assert sorted(order) == list(range(n))
+            for pos, impl in enumerate(order):
+                counts[(impl, pos)] += 1
+    per = [counts[(i, p)] for i in range(n) for p in range(n)]
+    assert max(per) - min(per) <= 2  # up to one per direction group
+    # Half the sessions run in reverse.
+    assert balanced_order(n, 0, 1, rounds) == balanced_order(n, 0, 0, rounds)[::-1]
+
+
+def test_seeds_are_stable_and_distinct():
+    a = seed_for(4096, 65536, "plain", "gaussian", 0)
+    assert a == seed_for(4096, 65536, "plain", "gaussian", 0)
+    seen = {seed_for(H, T, f, fam, i) for H in (512, 4096) for T in (1, 65536) for f in campaign.FORMS
+            for fam in ("gaussian", "same_sign", "outlier_rows") for i in range(3)}
+    assert len(seen) == 2 * 2 * 4 * 3 * 3
+
+
+def test_progress_and_merge_survive_a_torn_last_line(tmp_path):
+    s1, p1 = campaign.session_paths(tmp_path, 0)
+    run = {"schema": "cake-evidence/1", "kind": "run", "run_id": "r-s1"}
+    prog = {"schema": "cake-evidence/1", "kind": "program", "name": "bwd.pair.p2x.w8"}
+    line = json.dumps(run) + "\n" + json.dumps(prog) + "\n"
+    s1.write_text(line + '{"schema": "cake-evid')  # killed mid-write
+    p1.write_text(f"#header {len(line)}\nplain/H64/fp32/T1 12")  # torn progress line
+    done = campaign.read_progress(p1)
+    assert done == {"#header": len(line)}
+    s2, _ = campaign.session_paths(tmp_path, 1)
+    s2.write_text(json.dumps(dict(run, run_id="r-s2")) + "\n" + json.dumps(prog) + "\n")
+    out = tmp_path / "merged.jsonl"
+    n = campaign.merge([s1, s2], out)
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert n == len(recs) == 3  # two runs, the program once, the torn line dropped
+    assert [r["kind"] for r in recs].count("program") == 1
+
+
+def test_measure_without_gpu_says_what_to_do(capsys):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    assert cli_main(["measure", "--H", "64", "--T", "1"]) == 2
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_measure_end_to_end_on_the_gpu(tmp_path):
+    out = tmp_path / "ev.jsonl"
+    cmd = [sys.executable, "-m", "cake_router", "measure", "--H", "256", "--T", "1,4096", "--forms", "plain",
+           "--w-dtypes", "fp32", "--sessions", "2", "--rounds", "2", "--replays", "8", "--inputs-per-family", "2",
+           "--programs", "bwd.pair.p2x.w8,bwd.twosum_pair.p2x.w8,fwd.row.r1.w8", "--peers", "peer.eager",
+           "--work-dir", str(tmp_path / "w"), "--out", str(out), "--json"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    kinds = Counter(r["kind"] for r in recs)
+    assert kinds["run"] == 2 and kinds["timing"] > 0 and kinds["accuracy"] > 0
+    assert {r["timer"] for r in recs if r["kind"] == "timing"} <= {"cupti", "events"}
+    assert any(r["copy"] == 1 for r in recs if r["kind"] == "timing")  # A/A copies
