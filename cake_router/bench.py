@@ -1,0 +1,162 @@
+"""The performance comparison of issue 8, computed from stored evidence and a route table.
+
+For every measured (op, H, form, w_dtype, T) of an arch: the routed program (the table's window
+at T; the backward in `det` mode), its pooled median, the fastest peer and the fastest in-budget
+peer (ROUTING-POLICY.md section 3 judged by `cake_router.policy`), SOTA/new ratios, and effective
+bandwidth against the device copy bandwidth when it is known. `2xfwd+bwd` rows pair the routed
+forward with the routed backward's recorded step time. Pure: no GPU, no database.
+
+Bytes moved (each tensor read or written once):
+- fwd: read x, write y (2 T H each) + write rstd (4 rows); residual adds read r and write h_new.
+- bwd: read x, g, write dx (6 T H) + read rstd (4 rows); residual adds read g_h_new (2 T H).
+Rows = T x heads for the head forms; H = 256 there.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass
+
+from cake_kernels.routes import dispatch
+from cake_kernels.routes.table import RouteTable
+from cake_router.policy import Policy, judge_accuracy
+from measurements_db.aggregates import WorkloadEvidence
+
+HEADS = {"heads_strided": 24, "heads_contiguous": 4}
+
+
+def bytes_moved(op: str, form: str, H: int, T: int) -> int:
+    rows = T * HEADS.get(form, 1)
+    if op == "fwd":
+        n = 4 * rows * H + 4 * rows
+        if form == "residual":
+            n += 4 * rows * H
+        return n
+    if op == "bwd":
+        n = 6 * rows * H + 4 * rows
+        if form == "residual":
+            n += 2 * rows * H
+        return n
+    return 2 * bytes_moved("fwd", form, H, T) + bytes_moved("bwd", form, H, T)
+
+
+@dataclass
+class BenchRow:
+    op: str
+    H: int
+    form: str
+    w_dtype: str
+    T: int
+    program: str
+    us: float
+    fastest_peer: str | None
+    fastest_peer_us: float | None
+    sota: str | None  # fastest in-budget peer
+    sota_us: float | None
+    sota_over_new: float | None
+    peer_over_new: float | None
+    TBps: float
+    copy_fraction: float | None
+    routed_in_budget: bool | None
+    spread: float | None
+
+
+def _peer_in_budget(ev: WorkloadEvidence, name: str, T: int, op: str, w_dtype: str, policy: Policy) -> bool:
+    if op == "fwd":
+        return True  # a forward has no dw; peers' forwards are judged by matching outputs
+    return judge_accuracy(ev.accuracy.get((name, T)), "bwd", w_dtype, policy).in_budget
+
+
+def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float | None = None) -> list[BenchRow]:
+    rows: list[BenchRow] = []
+    for wk, ev in sorted(evidence.items()):
+        if wk.x_dtype != "bf16":
+            continue
+        peers = [n for n, p in ev.programs.items() if p.family == "peer"]
+        for op in ("fwd", "bwd", "2xfwd+bwd"):
+            for T in ev.sampled_T(op):
+                route_op = "fwd" if op == "fwd" else "bwd"
+                # What the runtime runs (its fallbacks for uncovered or untrusted windows included).
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", dispatch.FallbackWarning)
+                    prog = dispatch.route(table, table.arch, route_op, wk.H, wk.w_dtype, wk.form, "det", T)
+                t = ev.timing.get((prog, op, T))
+                if t is None:
+                    continue
+                peer_t = [(ev.timing[(p, op, T)].median_us, p) for p in peers if (p, op, T) in ev.timing]
+                fastest = min(peer_t) if peer_t else None
+                in_b = [(us, p) for us, p in peer_t if _peer_in_budget(ev, p, T, op, wk.w_dtype, policy)]
+                sota = min(in_b) if in_b else None
+                tbps = bytes_moved(op, wk.form, wk.H, T) / (t.median_us * 1e-6) / 1e12
+                routed_ok = None
+                if route_op == "bwd":
+                    routed_ok = judge_accuracy(ev.accuracy.get((prog, T)), "bwd", wk.w_dtype, policy).in_budget
+                rows.append(BenchRow(
+                    op=op, H=wk.H, form=wk.form, w_dtype=wk.w_dtype, T=T, program=prog, us=t.median_us,
+                    fastest_peer=fastest[1] if fastest else None, fastest_peer_us=fastest[0] if fastest else None,
+                    sota=sota[1] if sota else None, sota_us=sota[0] if sota else None,
+                    sota_over_new=(sota[0] / t.median_us) if sota else None,
+                    peer_over_new=(fastest[0] / t.median_us) if fastest else None,
+                    TBps=tbps, copy_fraction=(tbps / copy_TBps) if copy_TBps else None,
+                    routed_in_budget=routed_ok, spread=t.spread,
+                ))
+    return rows
+
+
+def geomean(xs) -> float | None:
+    xs = [x for x in xs if x is not None and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def targets(rows: list[BenchRow]) -> list[dict]:
+    """The issue's targets, each with met / not met and the measured figure."""
+    out = []
+
+    def add(name, met, figure):
+        out.append({"target": name, "met": met, "figure": figure})
+
+    for op, frac_target in (("bwd", 0.93), ("fwd", 0.92)):
+        big = [r for r in rows if r.op == op and r.T >= 65536]
+        fr = [r.copy_fraction for r in big if r.copy_fraction is not None]
+        add(f"{op} T>=65536: >= {frac_target:.0%} of copy bandwidth",
+            (min(fr) >= frac_target) if fr else None, f"min {min(fr):.1%} over {len(fr)} rows" if fr else "copy bandwidth unknown")
+        pr = [r.peer_over_new for r in big if r.peer_over_new is not None]
+        add(f"{op} T>=65536: >= 1.00x the fastest peer", (min(pr) >= 1.0) if pr else None,
+            f"min {min(pr):.3f}x over {len(pr)} rows" if pr else "no peer timed")
+        small = [r.peer_over_new for r in rows if r.op == op and r.T <= 256 and r.peer_over_new is not None]
+        add(f"{op} T<=256: latency <= the fastest peer's on every row", (min(small) >= 1.0) if small else None,
+            f"min peer/ours {min(small):.3f}x over {len(small)} rows" if small else "no peer timed")
+    for op, g_target in (("bwd", 1.25), ("fwd", 1.05), ("2xfwd+bwd", 1.05)):
+        s = [r.sota_over_new for r in rows if r.op == op and r.sota_over_new is not None]
+        g = geomean(s)
+        add(f"{op}: geomean SOTA/new >= {g_target}", (g >= g_target) if g else None,
+            f"{g:.3f} over {len(s)} rows" if g else "no in-budget peer timed")
+        add(f"{op}: no row below 0.97 SOTA/new", (min(s) >= 0.97) if s else None,
+            f"min {min(s):.3f}" if s else "no in-budget peer timed")
+    bad = [r for r in rows if r.routed_in_budget is False]
+    add("every routed backward in budget on qualified evidence", not bad,
+        f"{len(bad)} of {sum(r.routed_in_budget is not None for r in rows)} rows not in budget (or not qualified)")
+    return out
+
+
+def markdown(rows: list[BenchRow], tgts: list[dict], header: str) -> str:
+    lines = [header, "", "| op | form | H | w | T | routed program | us | fastest peer | us | peer/ours | in-budget SOTA | SOTA/ours | TB/s | of copy | routed in budget |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def f(x, fmt):
+        return "-" if x is None else format(x, fmt)
+
+    for r in rows:
+        lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {r.program} | {r.us:.2f} | {r.fastest_peer or '-'} | "
+                     f"{f(r.fastest_peer_us, '.2f')} | {f(r.peer_over_new, '.3f')} | {r.sota or '-'} | {f(r.sota_over_new, '.3f')} | "
+                     f"{r.TBps:.2f} | {f(r.copy_fraction, '.1%')} | {'-' if r.routed_in_budget is None else ('yes' if r.routed_in_budget else 'no')} |")
+    lines += ["", "| target | met | measured |", "|---|---|---|"]
+    for t in tgts:
+        met = "n/a" if t["met"] is None else ("met" if t["met"] else "**not met**")
+        lines.append(f"| {t['target']} | {met} | {t['figure']} |")
+    return "\n".join(lines) + "\n"
+
+
+def as_json(rows: list[BenchRow], tgts: list[dict], meta: dict) -> dict:
+    return {"meta": meta, "rows": [asdict(r) for r in rows], "targets": tgts}

@@ -1,0 +1,78 @@
+"""`python -m cake_router bench`: the comparison table against the peers, from stored evidence."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from cake_router.cli import CliError
+from cake_router.commands.common import ARCH_HELP, add_db_option, add_json_option, console, print_json
+
+EXAMPLES = """examples:
+  # after `measure` on the GPU node and `import`: the table and the targets, Markdown + JSON
+  python -m cake_router bench --arch sm_90a --copy-TBps 4.22
+  python -m cake_router bench --arch sm_90a --json
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bench", help="compare the routed programs with the peers (table + targets, from the store)",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--arch", required=True, help=ARCH_HELP)
+    p.add_argument("--table", default=None, help="route table file (default: the shipped table of the arch)")
+    p.add_argument("--copy-TBps", type=float, default=None, help="device copy bandwidth measured in the same campaign (read+write)")
+    p.add_argument("--out-dir", default="bench/results", help="where <arch>-bench.md and .json go")
+    add_db_option(p)
+    add_json_option(p)
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args) -> int:
+    from cake_kernels.routes.table import RouteTableError, load_table
+    from cake_router import bench
+    from cake_router.policy import Policy
+    from cake_router.tables import load_any_table
+    from measurements_db.engine import open_store
+    from measurements_db.queries import arches, runs, workload_evidence
+
+    try:
+        table = load_table(args.table) if args.table else load_any_table(args.arch)
+    except RouteTableError as exc:
+        raise CliError(str(exc)) from None
+    store = open_store(args.db)
+    if args.arch not in arches(store):
+        raise CliError(f"--arch {args.arch}: the store holds no evidence for it (it has: {', '.join(arches(store)) or 'none'})")
+    if args.copy_TBps is not None and not args.copy_TBps > 0:
+        raise CliError("--copy-TBps: expected a positive number (TB/s, read + write)")
+    ev = workload_evidence(store, args.arch)
+    rows = bench.compare(ev, table, Policy(), args.copy_TBps)
+    if not rows:
+        raise CliError(f"no measured point of {args.arch} is covered by the table; measure first")
+    tg = bench.targets(rows)
+    run_list = runs(store, args.arch)
+    meta = {"arch": args.arch, "table": table.path, "copy_TBps": args.copy_TBps,
+            "runs": [{k: r.get(k) for k in ("run_id", "gpu", "torch", "triton", "cuda", "driver", "started")} for r in run_list]}
+    aa = sorted(v for e in ev.values() for v in e.aa_floor.values())
+    meta["aa_floor"] = {"median": aa[len(aa) // 2], "max": aa[-1], "points": len(aa)} if aa else None
+    gpus = sorted({r.get("gpu") or "?" for r in run_list})
+    header = (f"# {args.arch} comparison ({', '.join(gpus)})\n\nFrom the store's evidence: "
+              f"{len(run_list)} run(s); copy bandwidth {args.copy_TBps or 'not given'} TB/s; "
+              f"A/A floor median {meta['aa_floor']['median']:.4f}, max {meta['aa_floor']['max']:.4f}." if aa else "")
+    md = bench.markdown(rows, tg, header)
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{args.arch}-bench.md").write_text(md)
+    (out / f"{args.arch}-bench.json").write_text(json.dumps(bench.as_json(rows, tg, meta), indent=1, sort_keys=True, default=str) + "\n")
+    if args.json:
+        print_json(bench.as_json(rows, tg, meta))
+        return 0
+    from rich.table import Table
+
+    t = Table(title=f"{args.arch}: targets (rows: {out / (args.arch + '-bench.md')})")
+    for c in ("target", "met", "measured"):
+        t.add_column(c)
+    for x in tg:
+        t.add_row(x["target"], "n/a" if x["met"] is None else ("[green]met" if x["met"] else "[red]not met"), x["figure"])
+    console().print(t)
+    return 0

@@ -1,0 +1,75 @@
+"""The comparison table of `bench`: bytes moved, routed vs peers, in-budget SOTA and the targets."""
+
+from __future__ import annotations
+
+from cake_kernels.routes.table import parse_table, write_table
+from cake_router import bench
+from cake_router.policy import Policy
+from measurements_db.aggregates import aggregate_records
+
+RUN = {"schema": "cake-evidence/1", "kind": "run", "run_id": "r1", "source": "measured", "arch": "sm_90a",
+       "gpu": "NVIDIA H200", "sm_count": 132, "started": "2026-12-02T10:00:00Z"}
+
+
+def prog(name, family, det=True, op="bwd"):
+    return {"schema": "cake-evidence/1", "kind": "program", "name": name, "op": op, "deterministic": det,
+            "family": family, "runnable": family != "peer", "fingerprint": "x"}
+
+
+def timing(name, op, T, us, session="s1"):
+    return {"schema": "cake-evidence/1", "kind": "timing", "run_id": "r1", "arch": "sm_90a", "program": name, "op": op,
+            "H": 1024, "T": T, "x_dtype": "bf16", "w_dtype": "fp32", "form": "plain", "session": session, "round": 0,
+            "position": 0, "copy": 0, "timer": "cupti", "l2": "cold", "samples_us": [us, us, us]}
+
+
+def acc(name, T, worst):
+    return [{"schema": "cake-evidence/1", "kind": "accuracy", "run_id": "r1", "arch": "sm_90a", "program": name, "H": 1024,
+             "T": T, "x_dtype": "bf16", "w_dtype": "fp32", "form": "plain", "family": fam, "inputs": 120,
+             "dw_err_over_tol_max": worst, "dw_err_over_tol_median": worst / 10, "eager_err_over_tol_max": 5.0,
+             "eager_err_over_tol_median": 0.5, "dx_err_over_tol_max": 0.4, "rstd_rel_l2": 1e-8, "rstd_form": "forward"}
+            for fam in ("gaussian", "same_sign", "outlier_rows")]
+
+
+def table(tmp_path, program):
+    doc = {"schema": "cake-routes/1", "arch": "sm_90a", "policy": {}, "evidence_fingerprint": "x", "routes": [
+        {"op": "bwd", "H": 1024, "w_dtype": "fp32", "form": "plain", "mode": "det",
+         "windows": [{"lo": 1, "hi": None, "program": program, "reason": "fastest"}]}]}
+    write_table(doc, tmp_path / "t.json")
+    import json
+
+    return parse_table(json.loads((tmp_path / "t.json").read_text()), "t.json")
+
+
+def test_bytes_moved_counts_each_tensor_once():
+    assert bench.bytes_moved("bwd", "plain", 4096, 65536) == 6 * 65536 * 4096 + 4 * 65536
+    assert bench.bytes_moved("fwd", "residual", 10, 3) == 8 * 3 * 10 + 4 * 3
+    assert bench.bytes_moved("bwd", "heads_contiguous", 256, 2) == 6 * 8 * 256 + 4 * 8
+
+
+def test_sota_is_the_fastest_in_budget_peer(tmp_path):
+    recs = [RUN, prog("bwd.pair.p2x.w8", "pair"), prog("peer.fast", "peer"), prog("peer.slow", "peer")]
+    recs += [timing("bwd.pair.p2x.w8", "bwd", 4096, 10.0), timing("peer.fast", "bwd", 4096, 8.0), timing("peer.slow", "bwd", 4096, 12.5)]
+    recs += acc("bwd.pair.p2x.w8", 4096, 0.3) + acc("peer.fast", 4096, 3.0) + acc("peer.slow", 4096, 0.2)
+    ev = aggregate_records(recs)
+    rows = bench.compare(ev, table(tmp_path, "bwd.pair.p2x.w8"), Policy(), copy_TBps=4.0)
+    (r,) = rows
+    assert r.program == "bwd.pair.p2x.w8" and r.fastest_peer == "peer.fast" and r.sota == "peer.slow"
+    assert abs(r.peer_over_new - 0.8) < 1e-12 and abs(r.sota_over_new - 1.25) < 1e-12
+    assert abs(r.TBps - bench.bytes_moved("bwd", "plain", 1024, 4096) / 10e-6 / 1e12) < 1e-9
+    assert r.routed_in_budget is True
+    tg = {t["target"]: t for t in bench.targets(rows)}
+    assert tg["bwd: geomean SOTA/new >= 1.25"]["met"] is True
+    assert tg["bwd T<=256: latency <= the fastest peer's on every row"]["met"] is None  # no such row
+
+
+def test_untrusted_window_compares_what_the_runtime_runs(tmp_path):
+    recs = [RUN, prog("bwd.pair.p2x.w8", "pair"), prog("bwd.twosum_pair.p2x.w8", "twosum_pair")]
+    recs += [timing("bwd.pair.p2x.w8", "bwd", 65536, 10.0), timing("bwd.twosum_pair.p2x.w8", "bwd", 65536, 14.0)]
+    ev = aggregate_records(recs)
+    t = table(tmp_path, "bwd.pair.p2x.w8")
+    t.doc["routes"][0]["windows"][0]["reason"] = "unverified"
+    w = t._keys[("bwd", 1024, "fp32", "plain", "det")][1][0]
+    t._keys[("bwd", 1024, "fp32", "plain", "det")] = ([1], [type(w)(1, None, w.program, "unverified")])
+    (r,) = bench.compare(ev, t, Policy())
+    assert r.program == "bwd.twosum_pair.p2x.w8" and r.us == 14.0
+    assert r.routed_in_budget is False  # no accuracy evidence: not qualified
