@@ -35,7 +35,11 @@ PAGES = [
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(REPO / "docs" / "img"))
+    ap.add_argument("--h200", action="store_true",
+                    help="shoot the real sm_90a evidence and table shipped in the repository (embedded store) instead of the fixture")
     args = ap.parse_args(argv)
+    if args.h200:
+        return shoot_h200(Path(args.out))
     sys.path.insert(0, str(REPO))
     from playwright.sync_api import sync_playwright
 
@@ -74,6 +78,43 @@ def main(argv: list[str] | None = None) -> int:
                 page.screenshot(path=str(out / name), full_page=full)
                 print(f"wrote {out / name}")
             browser.close()
+    return 0
+
+
+H200_PAGES = [
+    ("h200-arch.png", "/arch/sm_90a", None, True),
+    ("h200-key.png", "/key/sm_90a/bwd/4096/fp32/plain/det", "window-1", False),
+    ("h200-key-charts.png", "/key/sm_90a/bwd/4096/fp32/plain/det", "charts", False),
+]
+
+
+def shoot_h200(out: Path) -> int:
+    """The same pages over the embedded default store (the shipped H200 evidence) and shipped tables."""
+    sys.path.insert(0, str(REPO))
+    from playwright.sync_api import sync_playwright
+
+    from api.app import create_app
+    from api.serving import running_server
+
+    out.mkdir(parents=True, exist_ok=True)
+    app = create_app(store_url=None, token=None)
+    with running_server(app) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=os.environ.get("CAKE_TEST_CHROMIUM") or "/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        for name, path, action, full in H200_PAGES:
+            page.goto(base + path)
+            page.wait_for_load_state("load")
+            page.wait_for_function("[...document.querySelectorAll('div.chart')].every(d => d.querySelector('.plot-container'))")
+            if action == "window-1":
+                page.click("tr.window-row[data-window='1']")
+                page.locator("#evidence-1").wait_for(state="visible")
+                page.evaluate("window.scrollTo(0, 0)")
+            elif action == "charts":
+                page.evaluate("document.getElementById('latency').previousElementSibling.scrollIntoView()")
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(out / name), full_page=full)
+            print(f"wrote {out / name}")
+        browser.close()
     return 0
 
 
