@@ -157,8 +157,22 @@ def read_progress(progress: Path) -> dict[str, int]:
     return done
 
 
-def run_campaign(plan: Plan, out_dir: Path, *, gpus: list[int] | None, resume: bool, log=print) -> list[Path]:
-    """Runs every session (sequentially on one GPU, or one per GPU in parallel); returns the session files."""
+SESSION_MODULE = "cake_router.measure.session"
+
+
+def units_done(out_dir: Path, s: int) -> int:
+    return len([k for k in read_progress(session_paths(out_dir, s)[1]) if k != "#header"])
+
+
+def run_campaign(plan: Plan, out_dir: Path, *, gpus: list[int] | None, resume: bool, log=print,
+                 wave_units: int = 4, session_module: str = SESSION_MODULE) -> list[Path]:
+    """Runs every session; returns the session files.
+
+    On several GPUs the sessions run in parallel, one per GPU. On one GPU they run in waves: each
+    session measures the next `wave_units` units in turn (a fresh process each time, resuming its
+    own files), so a budget cut leaves every measured unit with timings from every session rather
+    than all units from session 1 and none from the others.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     spec = out_dir / "plan.json"
     spec.write_text(json.dumps({**asdict(plan), "units": [asdict(u) for u in plan.units]}, indent=1))
@@ -173,8 +187,12 @@ def run_campaign(plan: Plan, out_dir: Path, *, gpus: list[int] | None, resume: b
         env = dict(os.environ)
         if gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = str(gpu)
-        cmd = [sys.executable, "-m", "cake_router.measure.session", str(spec), str(s)]
+        cmd = [sys.executable, "-m", session_module, str(spec), str(s)]
+        if max_units is not None:
+            cmd.append(str(max_units))
         return subprocess.Popen(cmd, env=env)
+
+    max_units: int | None = None
 
     if gpus and len(gpus) > 1:
         pending = list(range(plan.sessions))
@@ -193,13 +211,28 @@ def run_campaign(plan: Plan, out_dir: Path, *, gpus: list[int] | None, resume: b
             time.sleep(0.5)
     else:
         gpu = gpus[0] if gpus else None
-        for s in range(plan.sessions):
-            p = start(s, gpu)
-            rc = p.wait()
-            log(f"session s{s + 1} ended with code {rc}")
-            if plan.deadline and time.time() > plan.deadline:
-                log("budget reached: later sessions not started")
-                break
+        total = len(plan.units)
+        max_units = max(1, wave_units)
+        failed: set[int] = set()
+        while True:
+            progressed = False
+            for s in range(plan.sessions):
+                if s in failed or units_done(out_dir, s) >= total:
+                    continue
+                if plan.deadline and time.time() > plan.deadline:
+                    log("budget reached: no further waves")
+                    break
+                before = units_done(out_dir, s)
+                rc = start(s, gpu).wait()
+                after = units_done(out_dir, s)
+                log(f"session s{s + 1}: {after}/{total} units (code {rc})")
+                if rc != 0 and after == before:
+                    failed.add(s)  # a session that fails without progress is not retried in a loop
+                progressed |= after > before
+            else:
+                if progressed:
+                    continue
+            break
     return [session_paths(out_dir, s)[0] for s in range(plan.sessions) if session_paths(out_dir, s)[0].exists()]
 
 

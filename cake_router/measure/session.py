@@ -118,6 +118,7 @@ def _accuracy_unit(doc, unit, base, acc_fns, failures, device, deadline):
 def main(argv=None) -> int:
     argv = argv if argv is not None else sys.argv[1:]
     spec_path, s = Path(argv[0]), int(argv[1])
+    max_units = int(argv[2]) if len(argv) > 2 else None  # a wave: at most this many new units
     doc = json.loads(spec_path.read_text())
     from cake_kernels import registry
     from cake_router.measure import campaign, impls
@@ -147,9 +148,13 @@ def main(argv=None) -> int:
     deadline = doc.get("deadline")
     n_sessions = doc["sessions"]
     sequential = not doc.get("parallel", False)
+    new_units = 0
     for ui, unit in enumerate(units):
         if unit.key in done:
             continue
+        if max_units is not None and new_units >= max_units:
+            break
+        new_units += 1
         if deadline and time.time() > deadline:
             print(f"[{session}] budget reached before {unit.key}: stopping cleanly", file=sys.stderr)
             break

@@ -112,3 +112,34 @@ def test_measure_end_to_end_on_the_gpu(tmp_path):
     assert kinds["run"] == 2 and kinds["timing"] > 0 and kinds["accuracy"] > 0
     assert {r["timer"] for r in recs if r["kind"] == "timing"} <= {"cupti", "events"}
     assert any(r["copy"] == 1 for r in recs if r["kind"] == "timing")  # A/A copies
+
+
+def _plan(n_units, sessions=2, deadline=None):
+    units = campaign.plan_units([64], ["plain"], ["fp32"], list(range(1, n_units + 1)))
+    return campaign.Plan(run_prefix="t", arch="sm_90a", units=units, programs=[], peers=[], ops=["bwd"],
+                         sessions=sessions, deadline=deadline)
+
+
+def test_sequential_sessions_run_in_waves(tmp_path):
+    plan = _plan(5)
+    files = campaign.run_campaign(plan, tmp_path, gpus=None, resume=False, log=lambda m: None, wave_units=2,
+                                  session_module="tests.cake_router.fake_measure_session")
+    order = [line.split()[0] + ":" + line.split()[1].rsplit("/T", 1)[1] for line in (tmp_path / "order.log").read_text().splitlines()]
+    assert order == ["s1:1", "s1:2", "s2:1", "s2:2", "s1:3", "s1:4", "s2:3", "s2:4", "s1:5", "s2:5"]
+    assert len(files) == 2
+    # Resume: nothing left to do, nothing re-measured.
+    campaign.run_campaign(plan, tmp_path, gpus=None, resume=True, log=lambda m: None, wave_units=2,
+                          session_module="tests.cake_router.fake_measure_session")
+    assert len((tmp_path / "order.log").read_text().splitlines()) == 10
+
+
+def test_budget_stops_between_waves(tmp_path, monkeypatch):
+    import time as _t
+
+    monkeypatch.setenv("CAKE_FAKE_SECONDS_PER_UNIT", "0.4")
+    plan = _plan(6, deadline=_t.time() + 1.0)
+    campaign.run_campaign(plan, tmp_path, gpus=None, resume=False, log=lambda m: None, wave_units=2,
+                          session_module="tests.cake_router.fake_measure_session")
+    lines = (tmp_path / "order.log").read_text().splitlines()
+    assert 2 <= len(lines) < 12  # stopped cleanly at a wave boundary, before the plan was done
+    assert len(lines) % 2 == 0  # whole waves only
