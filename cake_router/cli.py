@@ -33,6 +33,38 @@ EPILOG = """examples:
 """
 
 
+# Examples shown under each command's --help (commands that define their own epilog keep it).
+COMMAND_EXAMPLES: dict[str, list[str]] = {
+    "import": ["python -m cake_router import h200-pass1.jsonl h200-pass2.jsonl --db sqlite:///evidence.sqlite",
+               "CAKE_DB_URL=postgresql+psycopg://cake@db/cake python -m cake_router import node*.jsonl"],
+    "export": ["python -m cake_router export --arch sm_90a --out sm_90a.jsonl",
+               "python -m cake_router export --db sqlite:///evidence.sqlite --out all.jsonl"],
+    "db upgrade": ["python -m cake_router db upgrade --db postgresql+psycopg://cake@db/cake"],
+    "db stats": ["python -m cake_router db stats", "python -m cake_router db stats --db sqlite:///evidence.sqlite --json"],
+    "import-published": ["python -m cake_router import-published measurements_db/data/flashinfer-published-rows.csv --out published.jsonl",
+                         "python -m cake_router import-published measurements_db/data/flashinfer-published-rows.csv --db sqlite:///evidence.sqlite"],
+    "published-summary": ["python -m cake_router published-summary --pr 8827 --markdown"],
+    "solve": ["python -m cake_router solve --arch sm_90a",
+              "python -m cake_router solve --arch sm_90a --db sqlite:///evidence.sqlite --out /tmp/sm_90a.json --next-out next.json",
+              "python -m cake_router solve --arch sm_107a --policy strict.toml --json"],
+    "diff": ["python -m cake_router diff old/sm_90a.json cake_kernels/routes/sm_90a.json --out change-report.md"],
+    "explain": ["python -m cake_router explain --arch sm_90a --op bwd --H 4096 --T 65536 --w-dtype fp32 --form plain --mode det"],
+    "report": ["python -m cake_router report --arch sm_90a --markdown", "python -m cake_router report --arch sm_107a --json"],
+    "serve": ["python -m cake_router serve", "CAKE_API_TOKEN=... python -m cake_router serve --port 8080 --db sqlite:///evidence.sqlite"],
+}
+
+
+def _add_examples(sub, prefix: str = "") -> None:
+    for name, p in sub.choices.items():
+        full = f"{prefix}{name}"
+        if full in COMMAND_EXAMPLES and not p.epilog:
+            p.epilog = "examples:\n" + "\n".join(f"  {e}" for e in COMMAND_EXAMPLES[full])
+            p.formatter_class = argparse.RawDescriptionHelpFormatter
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _add_examples(action, f"{full} ")
+
+
 class CliError(Exception):
     """A user-facing error: printed as one line (what is wrong and what to do), exit code 2."""
 
@@ -55,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    _add_examples(sub)
     return parser
 
 
