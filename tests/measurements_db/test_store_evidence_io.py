@@ -198,7 +198,7 @@ def test_export_import_export_is_byte_identical_on_the_sample(tmp_path):
     first, second = _roundtrip(tmp_path, sample_records())
     assert first == second and first.count("\n") == 9
     # Per-input and aggregate accuracy records both survive, with every field.
-    recs = [json.loads(x) for x in first.splitlines()]
+    recs = [json.loads(x) for x in first.split("\n") if x]
     assert {r.get("seed") for r in recs if r["kind"] == "accuracy"} == {17, None}
     assert sorted((r["kind"], r.get("run_id"), r.get("name")) for r in recs) == sorted(
         (r["kind"], r.get("run_id"), r.get("name")) for r in sample_records())
@@ -223,7 +223,9 @@ def test_floats_round_trip_exactly(tmp_path):
     recs[4]["dw_err_over_tol_max"] = float(samples[0])
     first, second = _roundtrip(tmp_path, recs)
     assert first == second
-    timing = next(json.loads(x) for x in first.splitlines() if '"kind": "timing"' in x and "h200" in x)
+    # Lines are split on "\n" only, as the importer does: str.splitlines() would also split at
+    # U+2028 and friends, which may appear raw inside the extra keys' strings.
+    timing = next(json.loads(x) for x in first.split("\n") if '"kind": "timing"' in x and "h200" in x)
     assert timing["samples_us"] == samples.tolist()
 
 
@@ -293,6 +295,8 @@ def test_any_valid_values_round_trip(tmp_path_factory, samples, extra, worst):
     recs[4]["dw_err_over_tol_max"] = worst
     first, second = _roundtrip(tmp_path_factory.mktemp("rt"), recs)
     assert first == second
-    timing = next(json.loads(x) for x in first.splitlines() if '"kind": "timing"' in x and "h200" in x)
+    # Lines are split on "\n" only, as the importer does: str.splitlines() would also split at
+    # U+2028 and friends, which may appear raw inside the extra keys' strings.
+    timing = next(json.loads(x) for x in first.split("\n") if '"kind": "timing"' in x and "h200" in x)
     assert timing["samples_us"] == samples
     assert {k: timing[k] for k in extra} == extra
