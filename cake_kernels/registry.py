@@ -102,7 +102,7 @@ def _catalog() -> list[Program]:
         Program("bwd.reference", "bwd", "reference", True, LaunchPolicy("reference"),
                 "PyTorch reference program (any device); dw is a plain FP32 torch.sum over rows"),
     ]
-    for rows, warps in ((1, 4), (1, 8), (2, 8), (4, 4), (8, 4)):
+    for rows, warps in ((1, 2), (1, 4), (1, 8), (2, 8), (4, 4), (8, 4)):
         progs.append(Program(
             f"fwd.row.r{rows}.w{warps}", "fwd", "row", True, LaunchPolicy("row_blocks", rows=rows, warps=warps),
             f"one program per {rows} row(s), full-row tile, {warps}+ warps", fwd_mod))
@@ -129,13 +129,13 @@ def _catalog() -> list[Program]:
             LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=fold),
             f"FP32 sums in blocks of {fold} rows folded into the FP32 running sum, [P, H] partials + fixed-order FP64 reduce",
             bwd_mod, mode=BLOCKED))
-    for ppsm, warps in ((1, 8), (2, 8), (4, 4)):
+    for ppsm, warps in ((1, 8), (2, 8), (4, 4), (2, 4), (8, 4)):
         progs.append(Program(
             f"bwd.twosum_pair.p{ppsm}x.w{warps}", "bwd", "twosum_pair", True,
             LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=256),
             f"error-free products + TwoSum per thread, FP64 fold every 256 rows, [P, H] FP64 partials + fixed-order reduce kernel ({ppsm} programs/SM)",
             bwd_mod, mode=TWOSUM))
-    for ppsm, warps in ((1, 8), (2, 8)):
+    for ppsm, warps in ((1, 8), (2, 8), (4, 4)):
         progs.append(Program(
             f"bwd.twosum.p{ppsm}x.w{warps}", "bwd", "twosum", True,
             LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=256),
