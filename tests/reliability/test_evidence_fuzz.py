@@ -322,25 +322,26 @@ def test_corrupt_gzip_stream_is_an_evidence_error(tmp_path):
         store.close()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="bug: the ingest endpoint maps only EvidenceError/StoreError/OperationalError "
-                                       "to 4xx, so the parser's OverflowError above answers 500")
-def test_ingest_of_a_huge_integer_is_a_422_not_a_500(tmp_path):
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="bug: the ingest endpoint maps only EvidenceError/StoreError/OperationalError to 4xx, so "
+                          "the OverflowErrors above (parser: huge integer in a float field; SQLite driver: integer "
+                          "past int64) answer 500")
+@pytest.mark.parametrize("index, key, value", [(4, "dw_rel_l2", 10**400), (3, "H", 2**63)], ids=["float-field", "H"])
+def test_ingest_of_a_huge_integer_is_a_422_not_a_500(tmp_path, index, key, value):
     from fastapi.testclient import TestClient
 
     from api.app import create_app
 
     app = create_app(store_url=f"sqlite:///{tmp_path / 's.sqlite'}", token="t" * 24, tables={})
-    body = "\n".join(_sample_with(4, "dw_rel_l2", 10**400)) + "\n"
+    body = "\n".join(_sample_with(index, key, value)) + "\n"
     with TestClient(app, raise_server_exceptions=False) as client:
         r = client.post("/api/evidence", content=body.encode(), headers={"Authorization": "Bearer " + "t" * 24})
     assert r.status_code == 422, r.status_code
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="bug: api/ingest.py splits the body with str.splitlines(), which also breaks "
-                                       "at U+2028, U+0085, \\x1c..\\x1e; `export` writes those raw (ensure_ascii=False), "
-                                       "so an exported file with such a character in a string is refused 422 "
-                                       "(`solve --evidence` splits the same way); the store's own reader splits on \\n only")
 def test_ingest_accepts_what_export_writes(tmp_path):
+    """Regression (fixed in 32d83f6): ingest split bodies with str.splitlines(), which also breaks at
+    U+2028, U+0085 and \\x1c-\\x1e, all of which `export` writes raw."""
     from fastapi.testclient import TestClient
 
     from api.app import create_app
@@ -360,3 +361,40 @@ def test_ingest_accepts_what_export_writes(tmp_path):
     with TestClient(app, raise_server_exceptions=False) as client:
         r = client.post("/api/evidence", content=body.encode(), headers={"Authorization": "Bearer " + "t" * 24})
     assert r.status_code in (200, 201), (r.status_code, r.text[:300])
+
+
+def _solve_input(tmp_path, case: str) -> str:
+    path = tmp_path / ("e.jsonl.gz" if case == "corrupt-gzip" else "e.jsonl")
+    if case == "u2028-in-a-string":
+        recs = [json.loads(json.dumps(r)) for r in SAMPLE_RECORDS]
+        recs[0]["note"] = "first\u2028second"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+    elif case == "kind-list":
+        path.write_text(json.dumps({"schema": "cake-evidence/1", "kind": []}) + "\n")
+    else:
+        data = bytearray(gzip.compress(SAMPLE.read_bytes()))
+        data[20] ^= 0xFF
+        path.write_bytes(bytes(data))
+    return str(path)
+
+
+@pytest.mark.xfail(strict=True, raises=(AssertionError, TypeError, zlib.error),
+                   reason="bug: `solve --evidence` (cake_router/commands/solve_cmd.py read_evidence_files) has its "
+                          "own reader with three of the bugs above: str.splitlines() (a valid file with U+2028 in "
+                          "a string is refused), `kind not in EVIDENCE_KEYS` (TypeError for a list), and "
+                          "gzip.decompress without catching zlib.error")
+@pytest.mark.parametrize("case", ["u2028-in-a-string", "kind-list", "corrupt-gzip"])
+def test_solve_evidence_reader_refuses_only_bad_files_and_only_with_a_cli_error(tmp_path, case):
+    from cake_router.cli import CliError
+    from cake_router.commands.solve_cmd import read_evidence_files
+
+    path = _solve_input(tmp_path, case)
+    if case == "u2028-in-a-string":
+        try:
+            recs = read_evidence_files([path])
+        except CliError as exc:
+            raise AssertionError(f"a valid file was refused: {exc}") from None
+        assert len(recs) == len(SAMPLE_RECORDS)
+    else:
+        with pytest.raises(CliError, match="--evidence"):
+            read_evidence_files([path])
