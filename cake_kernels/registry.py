@@ -165,12 +165,19 @@ def all_programs() -> list[Program]:
     return list(_by_name().values())
 
 
+class UnknownProgramError(KeyError, ValueError):
+    """A program name the registry does not hold (a KeyError for lookups, a ValueError for callers)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def get(name: str) -> Program:
-    """The program called `name`; a KeyError names the accepted names."""
+    """The program called `name`; an UnknownProgramError (KeyError and ValueError) names the accepted names."""
     try:
         return _by_name()[name]
-    except KeyError:
-        raise KeyError(f"program={name!r} is not registered; registered programs: {', '.join(sorted(_by_name()))}") from None
+    except (KeyError, TypeError):
+        raise UnknownProgramError(f"program={name!r} is not registered; registered programs: {', '.join(sorted(_by_name()))}") from None
 
 
 def names(op: str | None = None) -> list[str]:

@@ -28,6 +28,7 @@ Where the contract is silent, the rules applied here (docs/store.md lists them):
 from __future__ import annotations
 
 import gzip
+import zlib
 import hashlib
 import json
 import math
@@ -131,6 +132,8 @@ MEASURED_ACCURACY_FIELDS: tuple[str, ...] = (
     "dx_err_over_tol_max", "rstd_rel_l2", "rstd_form",
 )
 PUBLISHED_ONLY_FIELDS: tuple[str, ...] = ("verdict", "qualified_by_source")
+#: Integer fields stored in 32-bit columns (T, seed and n are 64-bit).
+INT32_FIELDS = frozenset({"H", "sm_count", "round", "position", "copy", "inputs"})
 
 _TYPE_WORDS = {"str": "a non-empty string", "int": "an integer", "float": "a finite number",
                "bool": "true or false", "samples": "a non-empty list of finite positive numbers"}
@@ -166,6 +169,9 @@ def _check_field(f: Field, v: Any, err: Callable[[str, str], EvidenceError]) -> 
             if not _is_int(v):
                 raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
             v = int(v)
+        limit = 2**31 if f.name in INT32_FIELDS else 2**63  # the store's column widths
+        if not (-limit <= v < limit):
+            raise err(f.name, f"{_describe(v)} is outside the {32 if limit == 2**31 else 64}-bit integer range of the store")
     elif t == "bool":
         if type(v) is not bool:
             raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
@@ -173,7 +179,10 @@ def _check_field(f: Field, v: Any, err: Callable[[str, str], EvidenceError]) -> 
         if type(v) is not float:
             if not _is_real(v):
                 raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
-            v = float(v)
+            try:
+                v = float(v)
+            except OverflowError:  # an integer literal beyond the double range
+                raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}") from None
         if not math.isfinite(v):
             raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
     elif t == "samples":
@@ -183,7 +192,10 @@ def _check_field(f: Field, v: Any, err: Callable[[str, str], EvidenceError]) -> 
             for i, x in enumerate(v):
                 if not _is_real(x):
                     raise err(f.name, f"element {i} is {_describe(x)}; expected {_TYPE_WORDS[t]}")
-            v = [float(x) for x in v]
+            try:
+                v = [float(x) for x in v]
+            except OverflowError:
+                raise err(f.name, f"an element is beyond the double range; expected {_TYPE_WORDS[t]}") from None
         arr = np.asarray(v, dtype=np.float64)
         bad = ~(np.isfinite(arr) & (arr > 0))
         if bad.any():
@@ -194,6 +206,28 @@ def _check_field(f: Field, v: Any, err: Callable[[str, str], EvidenceError]) -> 
     if f.minimum is not None and v < f.minimum:
         raise err(f.name, f"{v} is below the minimum {f.minimum}")
     return v
+
+
+def _check_text(obj: Any, filename: str, line: int | None, where: str | None = None) -> None:
+    """Every string (keys and values, nested extra keys included) must be encodable as UTF-8.
+
+    JSON can spell a lone UTF-16 surrogate (a \\ud800 escape); Python decodes it, but no database
+    or file can store it, so it is refused here, at the line that holds it, not mid-import.
+    """
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            raise EvidenceError(filename, line, where, "holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape); text must be valid Unicode") from None
+        if "\x00" in obj:  # PostgreSQL text cannot hold NUL
+            raise EvidenceError(filename, line, where, "holds a NUL character (\\u0000); text may not contain it")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _check_text(k, filename, line, where or k)
+            _check_text(v, filename, line, where or k)
+    elif isinstance(obj, list) and obj and not isinstance(obj[0], float):
+        for v in obj:
+            _check_text(v, filename, line, where)
 
 
 def validate_record(obj: Any, filename: str, line: int | None) -> dict:
@@ -212,7 +246,7 @@ def validate_record(obj: Any, filename: str, line: int | None) -> dict:
             raise err("schema", f'missing; every record has "schema": "{SCHEMA}"')
         raise err("schema", f"{_describe(obj.get('schema'))} is not accepted; accepted: {SCHEMA}")
     kind = obj.get("kind")
-    if kind not in SPECS:
+    if not isinstance(kind, str) or kind not in SPECS:
         raise err("kind", f"{_describe(kind)} is not accepted; accepted: {', '.join(KINDS)}")
     out: dict[str, Any] = {"schema": SCHEMA, "kind": kind}
     for f in SPECS[kind]:
@@ -360,6 +394,7 @@ def _parse(items: Iterable[tuple[int, Any]], filename: str, *, decoded: bool,
             except (ValueError, RecursionError) as exc:
                 raise EvidenceError(filename, line, None, f"not valid JSON ({exc}); each line is one JSON object") from None
         rec = validate_record(obj, filename, line)
+        _check_text(rec, filename, line)
         key = natural_key(rec)
         prev = seen.get(key)
         if prev is not None:
@@ -396,7 +431,7 @@ def _read_lines(path: Path, name: str) -> tuple[list[str], str]:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:  # a corrupt deflate stream raises zlib.error
             raise EvidenceError(name, None, None, f"not a readable gzip file ({exc})") from None
     lines = data.split(b"\n")
     out = []

@@ -114,24 +114,33 @@ def parse_table(doc: Any, path: str, known_programs: set[str] | None = None) -> 
         raise bad("'routes' must be a list")
     for i, route in enumerate(routes):
         try:
-            key = (route["op"], int(route["H"]), route["w_dtype"], route["form"], route["mode"])
+            if type(route["H"]) is not int:
+                raise TypeError(f"H is {route['H']!r}, not an integer")
+            key = (route["op"], route["H"], route["w_dtype"], route["form"], route["mode"])
             raw = route["windows"]
         except (KeyError, TypeError, ValueError) as exc:
             raise bad(f"routes[{i}] lacks a field of (op, H, w_dtype, form, mode, windows): {exc}") from None
+        if not all(isinstance(k, str) for k in (key[0], key[2], key[3], key[4])):
+            raise bad(f"routes[{i}]: op, w_dtype, form and mode must be strings")
+        if not isinstance(raw, list) or not all(isinstance(w, dict) for w in raw):
+            raise bad(f"routes[{i}].windows must be a list of objects")
         if key in table._keys:
             raise bad(f"routes[{i}] repeats key {key}")
         windows = []
         expect_lo = 1
         for j, w in enumerate(raw):
             lo, hi = w.get("lo"), w.get("hi")
-            if lo != expect_lo or (hi is not None and (not isinstance(hi, int) or hi < lo)):
+            if type(lo) is not int or lo != expect_lo or (hi is not None and (not isinstance(hi, int) or hi < lo)):
                 raise bad(f"routes[{i}].windows[{j}] = [{lo}, {hi}] breaks the sorted, disjoint cover of [1, inf) (expected lo={expect_lo})")
             program = w.get("program")
             if not isinstance(program, str):
                 raise bad(f"routes[{i}].windows[{j}] has no program")
             if known_programs is not None and program not in known_programs:
                 raise bad(f"routes[{i}].windows[{j}] names unknown program {program!r} (not in this package's registry)")
-            windows.append(Window(lo, hi, program, w.get("reason", ""), w.get("evidence") or {}))
+            reason, evidence = w.get("reason", ""), w.get("evidence") or {}
+            if not isinstance(reason, str) or not isinstance(evidence, dict):
+                raise bad(f"routes[{i}].windows[{j}]: reason must be a string and evidence an object")
+            windows.append(Window(lo, hi, program, reason, evidence))
             if hi is None:
                 if j != len(raw) - 1:
                     raise bad(f"routes[{i}].windows[{j}] is unbounded but not last")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 from pathlib import Path
@@ -12,14 +11,6 @@ from typing import Mapping
 from rich.table import Table
 
 from cake_router.commands.common import ARCH_HELP, add_db_option, add_json_option, console, print_json
-
-EVIDENCE_KEYS = {
-    "run": ("run_id", "source"),
-    "program": ("name", "op", "deterministic", "family", "runnable", "fingerprint"),
-    "timing": ("run_id", "arch", "program", "op", "H", "T", "x_dtype", "w_dtype", "form", "session", "copy", "timer"),
-    "accuracy": ("run_id", "arch", "program", "H", "T", "x_dtype", "w_dtype", "form", "family"),
-}
-
 
 def _cli_error(msg: str) -> Exception:
     from cake_router.cli import CliError
@@ -30,32 +21,17 @@ def _cli_error(msg: str) -> Exception:
 # ---- evidence sources ------------------------------------------------------------------------
 
 def read_evidence_files(paths: list[str]) -> list[dict]:
-    """Records of cake-evidence/1 JSONL files, checked enough to name a bad file and line."""
-    records = []
+    """Records of cake-evidence/1 JSONL files (plain or gzipped), validated by the store's own parser,
+    so `--evidence` accepts and refuses exactly what `import` does."""
+    from measurements_db.evidence_io import EvidenceError, _read_lines, parse_evidence
+
+    records: list[dict] = []
     for path in paths:
         try:
-            raw = Path(path).read_bytes()
-            if path.endswith(".gz"):
-                raw = gzip.decompress(raw)
-            lines = raw.decode("utf-8").splitlines()
-        except (OSError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
-            raise _cli_error(f"--evidence {path}: cannot read: {exc}") from None
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise _cli_error(f"--evidence {path} line {n}: not JSON ({exc})") from None
-            if not isinstance(rec, dict) or rec.get("schema") != "cake-evidence/1":
-                raise _cli_error(f"--evidence {path} line {n}: expected an object with \"schema\": \"cake-evidence/1\"")
-            kind = rec.get("kind")
-            if kind not in EVIDENCE_KEYS:
-                raise _cli_error(f"--evidence {path} line {n}: kind {kind!r}; accepted: {', '.join(EVIDENCE_KEYS)}")
-            missing = [k for k in EVIDENCE_KEYS[kind] if k not in rec]
-            if missing:
-                raise _cli_error(f"--evidence {path} line {n}: {kind} record lacks {', '.join(missing)}")
-            records.append(rec)
+            lines, _ = _read_lines(Path(path), path)
+            records += parse_evidence(lines, path)
+        except EvidenceError as exc:
+            raise _cli_error(f"--evidence {exc}") from None
     return records
 
 

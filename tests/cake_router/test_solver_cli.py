@@ -94,9 +94,10 @@ def test_policy_file_is_recorded(tmp_path, capsys):
 
 def test_bad_evidence_line_is_named(tmp_path, capsys):
     ev = tmp_path / "ev.jsonl"
-    ev.write_text('{"schema": "cake-evidence/1", "kind": "run", "run_id": "r", "source": "measured"}\n{not json\n')
+    ev.write_text('{"schema": "cake-evidence/1", "kind": "run", "run_id": "r", "source": "measured", "arch": "sm_90a", '
+                  '"gpu": "NVIDIA H200", "sm_count": 132, "started": "2026-12-02T10:00:00Z"}\n{not json\n')
     rc, _, err = run(capsys, "solve", "--arch", ARCH, "--evidence", str(ev), "--out", str(tmp_path / "t.json"))
-    assert rc == 2 and "line 2" in err
+    assert rc == 2 and f"{ev}:2:" in err  # file:line, as the store's parser names it
 
 
 def test_explain_names_program_window_rule_and_evidence(tmp_path, capsys):

@@ -253,9 +253,6 @@ def _sample_with(index: int, key: str, value) -> list[str]:
     return [json.dumps(r) for r in recs]
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="bug: _check_field converts an integer literal to float without catching "
-                          "OverflowError, so a 400-digit integer in a float field escapes as OverflowError")
 @pytest.mark.parametrize("index, key, value", [(4, "dw_rel_l2", 10**400), (3, "samples_us", [1.0, 10**400])],
                          ids=["dw_rel_l2", "samples_us"])
 def test_huge_integer_in_a_float_field_is_an_evidence_error(index, key, value):
@@ -264,9 +261,6 @@ def test_huge_integer_in_a_float_field_is_an_evidence_error(index, key, value):
     assert info.value.field == key
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="bug: integer fields have no upper bound, so a value beyond int64 passes "
-                          "parse_evidence and the import fails in the database driver (OverflowError on SQLite)")
 @pytest.mark.parametrize("index, key", [(3, "H"), (3, "round"), (4, "seed"), (0, "sm_count")])
 def test_integer_beyond_int64_is_an_evidence_error(tmp_path, index, key):
     store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
@@ -279,9 +273,6 @@ def test_integer_beyond_int64_is_an_evidence_error(tmp_path, index, key):
         store.close()
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                   reason="bug: a JSON \\ud800 escape decodes to a lone surrogate that parse_evidence accepts; "
-                          "the import then fails with UnicodeEncodeError writing it to the database")
 def test_lone_surrogate_escape_is_an_evidence_error(tmp_path):
     lines = [ln.replace('"NVIDIA H200"', '"NVIDIA \\ud800H200"') for ln in SAMPLE_LINES]
     path = tmp_path / "f.jsonl"
@@ -295,9 +286,6 @@ def test_lone_surrogate_escape_is_an_evidence_error(tmp_path):
         store.close()
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="bug: validate_record tests `kind not in SPECS` (a dict lookup), so a list or object "
-                          "as kind raises TypeError: unhashable type")
 @pytest.mark.parametrize("kind", [[], ["run"], {"a": 1}])
 def test_unhashable_kind_is_an_evidence_error(kind):
     with pytest.raises(EvidenceError) as info:
@@ -305,9 +293,6 @@ def test_unhashable_kind_is_an_evidence_error(kind):
     assert info.value.field == "kind"
 
 
-@pytest.mark.xfail(strict=True, raises=zlib.error,
-                   reason="bug: _read_lines catches OSError and EOFError from gzip.decompress but not zlib.error, "
-                          "which a corrupt deflate stream raises (zlib.error is not an OSError)")
 def test_corrupt_gzip_stream_is_an_evidence_error(tmp_path):
     data = bytearray(gzip.compress(SAMPLE.read_bytes()))
     data[20] ^= 0xFF  # inside the deflate stream, past the 10-byte gzip header
@@ -322,10 +307,6 @@ def test_corrupt_gzip_stream_is_an_evidence_error(tmp_path):
         store.close()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="bug: the ingest endpoint maps only EvidenceError/StoreError/OperationalError to 4xx, so "
-                          "the OverflowErrors above (parser: huge integer in a float field; SQLite driver: integer "
-                          "past int64) answer 500")
 @pytest.mark.parametrize("index, key, value", [(4, "dw_rel_l2", 10**400), (3, "H", 2**63)], ids=["float-field", "H"])
 def test_ingest_of_a_huge_integer_is_a_422_not_a_500(tmp_path, index, key, value):
     from fastapi.testclient import TestClient
@@ -378,11 +359,6 @@ def _solve_input(tmp_path, case: str) -> str:
     return str(path)
 
 
-@pytest.mark.xfail(strict=True, raises=(AssertionError, TypeError, zlib.error),
-                   reason="bug: `solve --evidence` (cake_router/commands/solve_cmd.py read_evidence_files) has its "
-                          "own reader with three of the bugs above: str.splitlines() (a valid file with U+2028 in "
-                          "a string is refused), `kind not in EVIDENCE_KEYS` (TypeError for a list), and "
-                          "gzip.decompress without catching zlib.error")
 @pytest.mark.parametrize("case", ["u2028-in-a-string", "kind-list", "corrupt-gzip"])
 def test_solve_evidence_reader_refuses_only_bad_files_and_only_with_a_cli_error(tmp_path, case):
     from cake_router.cli import CliError

@@ -63,11 +63,6 @@ def test_a_file_the_database_refuses_leaves_the_store_unchanged(pg_store, index,
     assert export_evidence(pg_store) == before
 
 
-@pytest.mark.xfail(strict=True, raises=DataError,
-                   reason="bug: parse_evidence accepts NUL characters in strings and integers up to any size, "
-                          "but PostgreSQL text cannot hold NUL and INTEGER columns stop at 2**31-1: the import "
-                          "fails with sqlalchemy DataError (and the API's ingest with its SQLAlchemyError handler) "
-                          "instead of EvidenceError naming line and field; SQLite accepts the same file")
 @pytest.mark.parametrize("index, key, value", DB_REFUSED, ids=IDS)
 def test_a_file_the_database_would_refuse_is_an_evidence_error(pg_store, index, key, value):
     with pytest.raises(EvidenceError) as info:

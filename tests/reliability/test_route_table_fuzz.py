@@ -149,11 +149,6 @@ def test_fuzzing_ran_the_examples_it_claims():
     assert COUNTS["refused"] >= COUNTS["bytes"] * 0.9, COUNTS
 
 
-@pytest.mark.xfail(strict=True, raises=(AttributeError, TypeError),
-                   reason="bug: parse_table does not type-check a route's fields: a re-checksummed table whose "
-                          "windows is not a list of objects (w.get on a non-dict, iterating an int) or whose "
-                          "op/w_dtype/form/mode is a list or object (unhashable route key) raises "
-                          "AttributeError/TypeError instead of RouteTableError")
 @pytest.mark.parametrize("field, value", [("windows", [1]), ("windows", 5), ("windows", "x"), ("op", ["bwd"]),
                                           ("mode", {})],
                          ids=["windows-entry-int", "windows-int", "windows-str", "op-list", "mode-object"])
