@@ -41,10 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.h200:
         return shoot_h200(Path(args.out))
     sys.path.insert(0, str(REPO))
-    from playwright.sync_api import sync_playwright
-
     from api.app import create_app
-    from api.serving import running_server
     from measurements_db.engine import open_store
     from measurements_db.evidence_io import import_evidence
 
@@ -58,27 +55,34 @@ def main(argv: list[str] | None = None) -> int:
         app = create_app(store_url=url, token="screenshot-token", tables={
             f"runtime:{ARCH}": FIX / "synthetic-table-runtime.json",
             f"published:{ARCH}": FIX / "synthetic-table-published.json"})
-        with running_server(app) as base, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=os.environ.get("CAKE_TEST_CHROMIUM") or "/usr/bin/chromium",
-                                        args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            for name, path, action, full in PAGES:
-                page.goto(base + path)
-                page.wait_for_load_state("load")
-                page.wait_for_function("[...document.querySelectorAll('div.chart')]"
-                                       ".every(d => d.querySelector('.plot-container'))")
-                if action == "window-1":
-                    page.click("tr.window-row[data-window='1']")
-                    page.locator("#evidence-1").wait_for(state="visible")
-                    page.evaluate("window.scrollTo(0, 0)")
-                elif action == "charts":
-                    page.locator("#latency").scroll_into_view_if_needed()
-                    page.evaluate("document.getElementById('latency').previousElementSibling.scrollIntoView()")
-                page.wait_for_timeout(300)
-                page.screenshot(path=str(out / name), full_page=full)
-                print(f"wrote {out / name}")
-            browser.close()
+        shoot(app, PAGES, out)
     return 0
+
+
+def shoot(app, pages, out: Path) -> None:
+    """Serve `app` on loopback and screenshot `pages` with Debian's Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    from api.serving import running_server
+
+    with running_server(app) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=os.environ.get("CAKE_TEST_CHROMIUM") or "/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        for name, path, action, full in pages:
+            page.goto(base + path)
+            page.wait_for_load_state("load")
+            page.wait_for_function("[...document.querySelectorAll('div.chart')].every(d => d.querySelector('.plot-container'))")
+            if action == "window-1":
+                page.click("tr.window-row[data-window='1']")
+                page.locator("#evidence-1").wait_for(state="visible")
+                page.evaluate("window.scrollTo(0, 0)")
+            elif action == "charts":
+                page.locator("#latency").scroll_into_view_if_needed()
+                page.evaluate("document.getElementById('latency').previousElementSibling.scrollIntoView()")
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(out / name), full_page=full)
+            print(f"wrote {out / name}")
+        browser.close()
 
 
 H200_PAGES = [
@@ -91,30 +95,10 @@ H200_PAGES = [
 def shoot_h200(out: Path) -> int:
     """The same pages over the embedded default store (the shipped H200 evidence) and shipped tables."""
     sys.path.insert(0, str(REPO))
-    from playwright.sync_api import sync_playwright
-
     from api.app import create_app
-    from api.serving import running_server
 
     out.mkdir(parents=True, exist_ok=True)
-    app = create_app(store_url=None, token=None)
-    with running_server(app) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=os.environ.get("CAKE_TEST_CHROMIUM") or "/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        for name, path, action, full in H200_PAGES:
-            page.goto(base + path)
-            page.wait_for_load_state("load")
-            page.wait_for_function("[...document.querySelectorAll('div.chart')].every(d => d.querySelector('.plot-container'))")
-            if action == "window-1":
-                page.click("tr.window-row[data-window='1']")
-                page.locator("#evidence-1").wait_for(state="visible")
-                page.evaluate("window.scrollTo(0, 0)")
-            elif action == "charts":
-                page.evaluate("document.getElementById('latency').previousElementSibling.scrollIntoView()")
-            page.wait_for_timeout(300)
-            page.screenshot(path=str(out / name), full_page=full)
-            print(f"wrote {out / name}")
-        browser.close()
+    shoot(create_app(store_url=None, token=None), H200_PAGES, out)
     return 0
 
 
