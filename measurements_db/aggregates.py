@@ -178,6 +178,20 @@ def combine_runs(family: str, per_run: list[FamilyAccuracy]) -> FamilyAccuracy:
     )
 
 
+def combine_point(program: str, T: int, fams: Mapping[str, list[FamilyAccuracy]]) -> AccuracyAggregate:
+    """One (program, workload, T) point from its per-run family aggregates: where any run is
+    measured, published runs are dropped (measured outranks published), then runs combine per family."""
+    any_measured = any(r.source == "measured" for runs_ in fams.values() for r in runs_)
+    combined = {}
+    for fam, runs_ in sorted(fams.items()):
+        if any_measured:
+            runs_ = [r for r in runs_ if r.source == "measured"]
+            if not runs_:
+                continue
+        combined[fam] = combine_runs(fam, runs_)
+    return AccuracyAggregate(program=program, T=T, families=combined, source="measured" if any_measured else "published")
+
+
 def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadEvidence]:
     """Reference aggregation of already-validated `cake-evidence/1` records (any order).
 
@@ -288,17 +302,7 @@ def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadE
             run_id=run_id,
         ))
     for (wk, prog, T), fams in per_point.items():
-        any_measured = any(r.source == "measured" for runs_ in fams.values() for r in runs_)
-        combined = {}
-        for fam, runs_ in sorted(fams.items()):
-            if any_measured:
-                runs_ = [r for r in runs_ if r.source == "measured"]
-                if not runs_:
-                    continue
-            combined[fam] = combine_runs(fam, runs_)
-        ev(wk).accuracy[(prog, T)] = AccuracyAggregate(
-            program=prog, T=T, families=combined, source="measured" if any_measured else "published",
-        )
+        ev(wk).accuracy[(prog, T)] = combine_point(prog, T, fams)
 
     for wk, e in out.items():
         names = {p for (p, _, _) in e.timing} | {p for (p, _) in e.accuracy}

@@ -49,7 +49,7 @@ from sqlalchemy.exc import DBAPIError
 from measurements_db.aggregates import FAMILIES, FORMS, TIMING_OPS
 from measurements_db.engine import Store, StoreError
 from measurements_db.models import AccuracyRecord, AccuracySummary, Program, Run, TimingBlock, Workload
-from measurements_db.summary import SUMMARY_INPUT_COLUMNS, family_run_summary
+from measurements_db.summary import SUMMARY_INPUT_COLUMNS, family_run_summary, np_median
 
 SCHEMA = "cake-evidence/1"
 KINDS: tuple[str, ...] = ("run", "program", "timing", "accuracy")
@@ -508,29 +508,10 @@ def _fields(rec: Mapping, kind: str) -> dict:
     return {f.name: rec.get(f.name) for f in SPECS[kind]}
 
 
-def _median(a: np.ndarray) -> float:
-    """Median as `aggregates.median` computes it (mean of the two middle values for even n)."""
-    n = a.size
-    k = n // 2
-    if n % 2:
-        return float(np.partition(a, k)[k])
-    p = np.partition(a, (k - 1, k))
-    return (float(p[k - 1]) + float(p[k])) / 2
-
-
-def _stored_run_dict(row) -> dict:
-    d = {"schema": SCHEMA, "kind": "run"}
-    for f in SPECS["run"]:
-        v = row._mapping[f.name]
-        if v is not None:
-            d[f.name] = v
-    d.update(row._mapping["extra"] or {})
-    return d
-
-
-def _stored_program_dict(row) -> dict:
-    d = {"schema": SCHEMA, "kind": "program"}
-    for f in SPECS["program"]:
+def _stored_dict(row, kind: str) -> dict:
+    """A stored run or program row as the record it was imported from (known fields + extra keys)."""
+    d = {"schema": SCHEMA, "kind": kind}
+    for f in SPECS[kind]:
         v = row._mapping[f.name]
         if v is not None:
             d[f.name] = v
@@ -568,7 +549,7 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
             stored[row.run_id] = row
     for run_id, i in file_runs.items():
         if run_id in stored:
-            old = _stored_run_dict(stored[run_id])
+            old = _stored_dict(stored[run_id], "run")
             if old != recs[i]:
                 raise EvidenceError(fname, lines[i], None, f"run {run_id!r} is already in the store with other "
                                     f"values ({_first_difference(recs[i], old)}); a run_id names one run")
@@ -599,10 +580,10 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
         for i in by_kind["program"]:
             r = recs[i]
             old = stored_p.get((r["name"], r["fingerprint"]))
-            if old is not None and _stored_program_dict(old) != r:
+            if old is not None and _stored_dict(old, "program") != r:
                 raise EvidenceError(fname, lines[i], None, f"program {r['name']!r} with fingerprint "
                                     f"{r['fingerprint']!r} is already in the store with other values "
-                                    f"({_first_difference(r, _stored_program_dict(old))}); a changed program "
+                                    f"({_first_difference(r, _stored_dict(old, 'program'))}); a changed program "
                                     "needs a new fingerprint")
             rows.append({**_fields(r, "program"), "extra": _extra(r, "program")})
         added["program"] += _insert_new(conn, Program.__table__, rows, ["name", "fingerprint"])
@@ -647,7 +628,7 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
             "t": r["T"], "session": r["session"], "round": r["round"], "position": r["position"], "copy": r["copy"],
             "timer": r["timer"], "l2": r["l2"], "samples": arr.tobytes() if arr is not None else None,
             "n_samples": int(arr.size) if arr is not None else 0,
-            "block_median": _median(arr) if arr is not None else None,
+            "block_median": np_median(arr) if arr is not None else None,
             "median_us": r.get("median_us"), "n": r.get("n"), "extra": _extra(r, "timing"),
         })
     tkey = ["run_pk", "workload_id", "program", "op", "t", "session", "round", "position", "copy", "timer", "l2"]
@@ -850,11 +831,11 @@ def export_records(store: Store, *, arch: str | None = None) -> list[dict]:
             used_programs.add(row["program"])
         for r in run_rows:
             if arch is None or r.arch == arch or r.id in used_runs:
-                out.append(_stored_run_dict(r))
+                out.append(_stored_dict(r, "run"))
         pt = Program.__table__
         for p in conn.execute(select(pt).order_by(pt.c.id)):
             if arch is None or p.name in used_programs:
-                out.append(_stored_program_dict(p))
+                out.append(_stored_dict(p, "program"))
     out.sort(key=_sort_key)
     return out
 

@@ -20,31 +20,21 @@ import numpy as np
 from sqlalchemy import func, select
 
 from measurements_db.aggregates import (
-    AccuracyAggregate,
     FamilyAccuracy,
     ProgramInfo,
     TimingAggregate,
     WorkloadEvidence,
     WorkloadKey,
-    combine_runs,
+    combine_point,
     median,
     spread_of,
 )
 from measurements_db.engine import Store, StoreError
 from measurements_db.evidence_io import SPECS
 from measurements_db.models import AccuracyRecord, AccuracySummary, Program, Run, TimingBlock, Workload
+from measurements_db.summary import np_median
 
 _F8 = np.dtype("<f8")
-
-
-def _np_median(a: np.ndarray) -> float:
-    """`aggregates.median` on a float64 array, bit for bit (mean of the two middle values for even n)."""
-    n = a.size
-    k = n // 2
-    if n % 2:
-        return float(np.partition(a, k)[k])
-    p = np.partition(a, (k - 1, k))
-    return (float(p[k - 1]) + float(p[k])) / 2
 
 
 def _cat(blobs: list[bytes]) -> np.ndarray:
@@ -64,7 +54,7 @@ def _programs(conn) -> dict[str, ProgramInfo]:
 
 def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvidence]:
     """Aggregates of every workload of ``arch`` (equal to `aggregates.aggregate_records`)."""
-    wt, tt, at, rt = Workload.__table__, TimingBlock.__table__, AccuracyRecord.__table__, Run.__table__
+    wt, tt, rt = Workload.__table__, TimingBlock.__table__, Run.__table__
     with store.read() as conn:
         runs = {pk: (run_id, source) for pk, run_id, source in conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source))}
         wls = {i: WorkloadKey(a, h, x, w, f) for i, a, h, x, w, f in conn.execute(
@@ -119,8 +109,8 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
                 published_n += int(n or 0)
         if pooled:
             arr = _cat(pooled)
-            med, count = _np_median(arr), int(arr.size)
-            sm = {s: _np_median(_cat(sessions[s])) for s in sorted(sessions)}
+            med, count = np_median(arr), int(arr.size)
+            sm = {s: np_median(_cat(sessions[s])) for s in sorted(sessions)}
         elif published_medians:
             med, count = median(published_medians), published_n
             sm = {}
@@ -132,7 +122,7 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
             run_ids=tuple(sorted({runs[r[4]][0] for r in use})),
         )
     for (wid, op, T), by_sess in aa.items():
-        floors = [abs(1.0 - _np_median(_cat(c[1])) / _np_median(_cat(c[0])))
+        floors = [abs(1.0 - np_median(_cat(c[1])) / np_median(_cat(c[0])))
                   for c in by_sess.values() if c.get(0) and c.get(1)]
         if floors:
             ev(wls[wid]).aa_floor[(op, T)] = max(floors)
@@ -147,17 +137,7 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
             source=source, verdict=verdict, qualified_by_source=None if qbs is None else bool(qbs), run_id=run_id,
         ))
     for (wid, prog, T), fams in per_point.items():
-        any_measured = any(r.source == "measured" for runs_ in fams.values() for r in runs_)
-        combined = {}
-        for fam, runs_ in sorted(fams.items()):
-            if any_measured:
-                runs_ = [r for r in runs_ if r.source == "measured"]
-                if not runs_:
-                    continue
-            combined[fam] = combine_runs(fam, runs_)
-        ev(wls[wid]).accuracy[(prog, T)] = AccuracyAggregate(
-            program=prog, T=T, families=combined, source="measured" if any_measured else "published",
-        )
+        ev(wls[wid]).accuracy[(prog, T)] = combine_point(prog, T, fams)
 
     for e in out.values():
         names = {p for (p, _, _) in e.timing} | {p for (p, _) in e.accuracy}
@@ -237,13 +217,13 @@ def run_detail(store: Store, run_id: str) -> dict:
             p["published"].append((median_us, n))
     point_list = []
     for (wid, prog, op, T), p in sorted(points.items(), key=lambda kv: (wls[kv[0][0]], kv[0][1:])):
-        sm = {s: _np_median(_cat(b)) for s, b in sorted(p["sessions"].items())}
+        sm = {s: np_median(_cat(b)) for s, b in sorted(p["sessions"].items())}
         pooled = [b for bl in p["sessions"].values() for b in bl]
         entry = {**wdict(wid), "program": prog, "op": op, "T": T, "timer": "/".join(sorted(p["timers"])),
                  "session_medians": sm, "spread": spread_of(sm)}
         if pooled:
             arr = _cat(pooled)
-            entry.update(median_us=_np_median(arr), n=int(arr.size))
+            entry.update(median_us=np_median(arr), n=int(arr.size))
         elif p["published"]:
             entry.update(median_us=median([m for m, _ in p["published"]]), n=sum(int(n or 0) for _, n in p["published"]))
         else:
@@ -252,7 +232,7 @@ def run_detail(store: Store, run_id: str) -> dict:
     pairs = []
     for (wid, op, T, session, prog), c in sorted(copies.items(), key=lambda kv: (wls[kv[0][0]], kv[0][1:])):
         if c.get(0) and c.get(1):
-            m0, m1 = _np_median(_cat(c[0])), _np_median(_cat(c[1]))
+            m0, m1 = np_median(_cat(c[0])), np_median(_cat(c[1]))
             pairs.append({**wdict(wid), "op": op, "T": T, "session": session, "program": prog,
                           "median_copy0_us": m0, "median_copy1_us": m1, "ratio": m1 / m0, "floor": abs(1.0 - m1 / m0)})
     acc: dict[tuple, dict] = {}

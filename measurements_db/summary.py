@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import numpy as np
+
 from measurements_db.aggregates import _max_opt, median
 
 #: (seed, inputs, dw_err_over_tol_max, dw_err_over_tol_median, eager_err_over_tol_max,
@@ -59,3 +61,13 @@ def family_run_summary(rows: Iterable[tuple]) -> dict:
         "verdict": "fail" if "fail" in verdicts else ("pass" if verdicts else None),
         "qualified_by_source": all(qbs) if qbs else None,
     }
+
+
+def np_median(a: np.ndarray) -> float:
+    """`aggregates.median` on a float64 array, bit for bit (mean of the two middle values for even n)."""
+    n = a.size
+    k = n // 2
+    if n % 2:
+        return float(np.partition(a, k)[k])
+    p = np.partition(a, (k - 1, k))
+    return (float(p[k - 1]) + float(p[k])) / 2
