@@ -28,6 +28,10 @@ class LaunchPolicy:
     warps: the minimum; tiles above 32 elements per thread get more (up to 16), so very wide rows
     never spill (`warps_for`).
     fold: rows per fold (`blocked`: rows per FP32 block; `twosum`: rows between FP64 folds).
+    fold_in: where the `twosum` families keep the FP64 running total between folds: `registers`
+    (2 registers per column held by a thread) or `workspace` (the program's own [H] FP64 row,
+    read-modify-written every fold, so wide rows do not spill).
+    prefetch: persistent backward programs load the next tile while working on this one.
     """
 
     grid: str
@@ -38,6 +42,8 @@ class LaunchPolicy:
     fold: int = 0
     column_block: int = 0
     column_rows: int = 0
+    fold_in: str = "registers"
+    prefetch: bool = False
 
     def warps_for(self, block_h: int) -> int:
         need = (block_h * self.rows) // (32 * 32)
@@ -123,24 +129,51 @@ def _catalog() -> list[Program]:
             LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm),
             f"FP32 per-program dw partials [P, H] + fixed-order FP64 reduce kernel ({ppsm} programs/SM, {rows}-row tiles)",
             bwd_mod, mode=PAIR))
+    for ppsm, rows, warps in ((2, 1, 8), (4, 1, 4), (2, 2, 8)):
+        sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.pf"
+        lp = LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, prefetch=True)
+        progs.append(Program(
+            f"bwd.atomic.{sfx}", "bwd", "atomic", False, lp,
+            f"FP32 per-program dw sums added with atomics ({ppsm} programs/SM, {rows}-row tiles, next tile prefetched); nondeterministic",
+            bwd_mod, mode=ATOMIC))
+        progs.append(Program(
+            f"bwd.pair.{sfx}", "bwd", "pair", True, lp,
+            f"FP32 per-program dw partials [P, H] + fixed-order FP64 reduce kernel ({ppsm} programs/SM, {rows}-row tiles, next tile prefetched)",
+            bwd_mod, mode=PAIR))
     for ppsm, fold, warps in ((2, 16, 8), (4, 16, 4), (2, 64, 8)):
         progs.append(Program(
             f"bwd.blocked.p{ppsm}x.f{fold}.w{warps}", "bwd", "blocked", True,
             LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=fold),
             f"FP32 sums in blocks of {fold} rows folded into the FP32 running sum, [P, H] partials + fixed-order FP64 reduce",
             bwd_mod, mode=BLOCKED))
-    for ppsm, warps in ((1, 8), (2, 8), (4, 4), (2, 4), (8, 4)):
+    # (programs/SM, rows per tile, warps, where the FP64 total lives): the name gains `.r{rows}`
+    # for tiles of several rows (summed by a TwoSum tree) and `.fw` for the workspace-held total.
+    REG, WS = "registers", "workspace"
+    for ppsm, rows, warps, fold_in, pf in ((1, 1, 8, REG, False), (2, 1, 8, REG, False), (4, 1, 4, REG, False),
+                                           (2, 1, 4, REG, False), (8, 1, 4, REG, False),
+                                           (1, 1, 16, WS, False), (2, 1, 8, WS, False), (4, 1, 4, WS, False),
+                                           (2, 2, 8, WS, False), (1, 2, 16, WS, False), (4, 2, 4, WS, False),
+                                           (1, 1, 16, WS, True), (2, 1, 8, WS, True), (4, 1, 4, WS, True),
+                                           (2, 1, 4, WS, True), (2, 2, 8, WS, True), (4, 2, 4, WS, True)):
+        sfx = (f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}" + (".fw" if fold_in == WS else "")
+               + (".pf" if pf else ""))
+        where = "in the program's FP64 workspace row" if fold_in == WS else "in FP64 registers"
+        tile = f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step"
+        tile += ", next tile prefetched" if pf else ""
+        lp = LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, fold=256, fold_in=fold_in, prefetch=pf)
         progs.append(Program(
-            f"bwd.twosum_pair.p{ppsm}x.w{warps}", "bwd", "twosum_pair", True,
-            LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=256),
-            f"error-free products + TwoSum per thread, FP64 fold every 256 rows, [P, H] FP64 partials + fixed-order reduce kernel ({ppsm} programs/SM)",
+            f"bwd.twosum_pair.{sfx}", "bwd", "twosum_pair", True, lp,
+            f"error-free products + TwoSum per thread ({tile}), FP64 fold every 256 rows {where}, "
+            f"[P, H] FP64 partials + fixed-order reduce kernel ({ppsm} programs/SM)",
             bwd_mod, mode=TWOSUM))
-    for ppsm, warps in ((1, 8), (2, 8), (4, 4)):
-        progs.append(Program(
-            f"bwd.twosum.p{ppsm}x.w{warps}", "bwd", "twosum", True,
-            LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=256),
-            f"single launch: error-free products + TwoSum per thread, FP64 partials reduced in fixed order by the last program to finish ({ppsm} programs/SM)",
-            bwd_mod, mode=TWOSUM, single_launch=True))
+        if (ppsm, rows, warps, fold_in, pf) in ((1, 1, 8, REG, False), (2, 1, 8, REG, False), (4, 1, 4, REG, False),
+                                                (1, 1, 16, WS, False), (2, 1, 8, WS, False), (2, 2, 8, WS, False),
+                                                (1, 1, 16, WS, True), (2, 1, 8, WS, True), (4, 1, 4, WS, True)):
+            progs.append(Program(
+                f"bwd.twosum.{sfx}", "bwd", "twosum", True, lp,
+                f"single launch: error-free products + TwoSum per thread ({tile}), FP64 fold every 256 rows {where}, "
+                f"partials reduced in fixed order by the last program to finish ({ppsm} programs/SM)",
+                bwd_mod, mode=TWOSUM, single_launch=True))
     for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
         progs.append(Program(
             f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,

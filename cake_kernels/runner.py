@@ -301,7 +301,7 @@ def backward(
     counter = ws.counter if ws.counter is not None else dw
     bk.rmsnorm_bwd_rows_kernel[(P,)](
         gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common,
-        BLOCK_H=block_h, ROWS=lp.rows, MODE=program.mode, FOLD=max(lp.fold, 1),
+        BLOCK_H=block_h, ROWS=lp.rows, MODE=program.mode, FOLD=max(lp.fold // lp.rows, 1), FOLD_WS=lp.fold_in == "workspace", PREFETCH=lp.prefetch,
         HAS_GRES=gres is not None, SINGLE=program.single_launch, EXACT=_exact_products(), RED_BLOCK=1024,
         num_warps=lp.warps_for(block_h), num_stages=lp.stages,
     )

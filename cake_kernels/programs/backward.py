@@ -40,6 +40,7 @@ def rmsnorm_bwd_rows_kernel(
     sgt, sgh, sxt, sxh, srt, srh,
     BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
     HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False,
 ):
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
@@ -50,15 +51,42 @@ def rmsnorm_bwd_rows_kernel(
     comp = tl.zeros([BLOCK_H], dtype=tl.float32)
     blk_acc = tl.zeros([BLOCK_H], dtype=tl.float32)
     tot = tl.zeros([BLOCK_H], dtype=tl.float64)
+    ws_row = WS + pid.to(tl.int64) * H + cols
+    if MODE == 3:
+        if FOLD_WS:
+            tl.store(ws_row, tl.zeros([BLOCK_H], dtype=tl.float64), mask=cmask)
     n_blocks = tl.cdiv(n_rows, ROWS)
+    if PREFETCH:
+        # Software pipelining by hand: the next tile's g, x and rstd are loaded (as BF16, half the
+        # registers) before this tile's row reduction and compensated sums, so its memory latency
+        # overlaps them. Without it one tile is in flight per program, and the register-heavy
+        # compensated programs run one or two programs per SM (ncu: 12.5 % occupancy), too few
+        # to hide DRAM latency.
+        rows_n = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+        rmask_n = rows_n < n_rows
+        mask_n = rmask_n[:, None] & cmask[None, :]
+        g_n = tl.load(G + row_offsets(rows_n, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask_n, other=0.0)
+        x_n = tl.load(X + row_offsets(rows_n, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask_n, other=0.0)
+        r_n = tl.load(RSTD + rows_n, mask=rmask_n, other=0.0)
     it = 0
     for blk in range(pid, n_blocks, nprog):
         rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
         rmask = rows < n_rows
         mask = rmask[:, None] & cmask[None, :]
-        g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        if PREFETCH:
+            g = g_n.to(tl.float32)
+            x = x_n.to(tl.float32)
+            rstd = r_n
+            rows_n = rows + nprog * ROWS
+            rmask_n = rows_n < n_rows
+            mask_n = rmask_n[:, None] & cmask[None, :]
+            g_n = tl.load(G + row_offsets(rows_n, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask_n, other=0.0)
+            x_n = tl.load(X + row_offsets(rows_n, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask_n, other=0.0)
+            r_n = tl.load(RSTD + rows_n, mask=rmask_n, other=0.0)
+        else:
+            g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
         dx = row_grad(g, x, w, rstd, H_f)
         if HAS_GRES:
             dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
@@ -68,15 +96,27 @@ def rmsnorm_bwd_rows_kernel(
             xhat = mul_rn(x, r, EXACT)
             p2 = mul_rn(g, xhat, EXACT)
             res2 = tl.fma(g, xhat, -p2) + g * tl.fma(x, r, -xhat)
-            # ROWS == 1 for this family, so these sums over the tile's rows are exact.
-            p = tl.sum(p2, axis=0)
-            res = tl.sum(res2, axis=0)
+            if ROWS == 1:
+                p = tl.sum(p2, axis=0)
+                res = tl.sum(res2, axis=0)
+            else:
+                # A tile of rows is summed by a TwoSum tree: the tile sum's rounding errors go into
+                # `res`, so a tile costs no more accuracy than its rows added one at a time (a plain
+                # FP32 tile sum would cost the whole budget headroom, DESIGN.md numerics).
+                p, res = tl.reduce((p2, res2), 0, _twosum_combine)
             s = acc + p
             bp = s - acc
             comp += ((acc - (s - bp)) + (p - bp)) + res
             acc = s
             if it % FOLD == FOLD - 1:
-                tot += acc.to(tl.float64) + comp.to(tl.float64)
+                if FOLD_WS:
+                    # The FP64 running total lives in this program's workspace row instead of
+                    # registers: 2 registers per column less (wide rows otherwise spill), for one
+                    # read-modify-write of H doubles every FOLD tiles. Only this program touches the row.
+                    tl.debug_barrier()
+                    tl.store(ws_row, tl.load(ws_row, mask=cmask, other=0.0) + (acc.to(tl.float64) + comp.to(tl.float64)), mask=cmask)
+                else:
+                    tot += acc.to(tl.float64) + comp.to(tl.float64)
                 acc = tl.zeros([BLOCK_H], dtype=tl.float32)
                 comp = tl.zeros([BLOCK_H], dtype=tl.float32)
         else:
@@ -93,8 +133,12 @@ def rmsnorm_bwd_rows_kernel(
     if MODE == 0:
         tl.atomic_add(DW + cols, acc, mask=cmask)
     elif MODE == 3:
-        tot += acc.to(tl.float64) + comp.to(tl.float64)
-        tl.store(WS + pid.to(tl.int64) * H + cols, tot, mask=cmask)
+        if FOLD_WS:
+            tl.debug_barrier()
+            tl.store(ws_row, tl.load(ws_row, mask=cmask, other=0.0) + (acc.to(tl.float64) + comp.to(tl.float64)), mask=cmask)
+        else:
+            tot += acc.to(tl.float64) + comp.to(tl.float64)
+            tl.store(ws_row, tot, mask=cmask)
         if SINGLE:
             # Every thread's partial store must be issued before the one arrival below releases it.
             tl.debug_barrier()
@@ -105,7 +149,15 @@ def rmsnorm_bwd_rows_kernel(
     else:
         if MODE == 2:
             acc += blk_acc
-        tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)
+        tl.store(ws_row, acc, mask=cmask)
+
+
+@triton.jit
+def _twosum_combine(a, ca, b, cb):
+    """(a, ca) + (b, cb) as a TwoSum: the sum's rounding error joins the compensations (any order of magnitudes)."""
+    s = a + b
+    bp = s - a
+    return s, (ca + cb) + ((a - (s - bp)) + (b - bp))
 
 
 @triton.jit

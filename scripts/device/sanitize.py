@@ -1,0 +1,63 @@
+"""Run every Triton program at odd shapes, for compute-sanitizer (memcheck / racecheck) on the GPU.
+
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        python scripts/device/sanitize.py [--programs PREFIXES] [--shapes odd|small]
+
+PyTorch's caching allocator hands out pooled blocks, so an out-of-bounds read would land in memory
+the process owns and go unseen; PYTORCH_NO_CUDA_MEMORY_CACHING=1 makes every tensor its own
+allocation. Every program runs forward (with and without residual) and backward at each shape, with
+outputs and workspace allocated at their exact sizes. The script prints one line per (program, shape)
+so a sanitizer report can be tied to the launch before it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from cake_kernels import registry, runner
+from cake_kernels.inputs import make_inputs
+
+# (H, T, form, w_dtype): widths not a multiple of any block, one row, rows not a multiple of any
+# tile, the widest H, and both head views (the strided one reads a slice of a wider tensor).
+ODD = [(1, 1, "plain", "fp32"), (7, 3, "plain", "bf16"), (1000, 65, "plain", "fp32"), (4095, 17, "plain", "bf16"),
+       (6144, 33, "residual", "fp32"), (16384, 2, "plain", "fp32"), (256, 5, "heads_strided", "bf16"),
+       (256, 3, "heads_contiguous", "fp32"), (2049, 1031, "plain", "fp32")]
+SMALL = [(1000, 65, "plain", "fp32"), (4095, 17, "residual", "bf16"), (256, 5, "heads_strided", "fp32")]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--programs", default="", help="comma-separated name prefixes (default: every Triton program)")
+    ap.add_argument("--shapes", choices=("odd", "small"), default="odd")
+    ap.add_argument("--device", default="cuda")
+    args = ap.parse_args()
+    dev = torch.device(args.device)
+    prefixes = [p for p in args.programs.split(",") if p]
+    progs = [p for p in registry.all_programs() if p.launch.grid != "reference"
+             and (not prefixes or any(p.name.startswith(x) for x in prefixes))]
+    shapes = ODD if args.shapes == "odd" else SMALL
+    n = 0
+    for H, T, form, w_dtype in shapes:
+        inp = make_inputs("gaussian", T, H, w_dtype, form=form, device=dev)
+        res = inp.residual if form == "residual" else None
+        for p in progs:
+            if not p.supports(H, form, w_dtype):
+                continue
+            if p.op == "fwd":
+                runner.forward(p, inp.x, inp.w, 1e-6, res)
+            else:
+                y, rstd, h_new = runner.forward("fwd.row.r1.w4", inp.x, inp.w, 1e-6, res)
+                xn = h_new if h_new is not None else inp.x
+                runner.backward(p, inp.g, xn, inp.w, rstd, inp.g if res is not None else None)
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            n += 1
+            print(f"ran {p.name} H={H} T={T} {form} {w_dtype}", flush=True)
+    print(f"sanitize: {n} program launches completed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
