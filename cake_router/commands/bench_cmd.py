@@ -21,7 +21,7 @@ def register(sub) -> None:
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--arch", required=True, help=ARCH_HELP)
     p.add_argument("--table", default=None, help="route table file (default: the shipped table of the arch)")
-    p.add_argument("--copy-TBps", type=float, default=None, help="device copy bandwidth measured in the same campaign (read+write)")
+    p.add_argument("--copy-TBps", type=float, default=None, help="device copy bandwidth (read+write, TB/s); default: the lowest `copy_TBps` the runs recorded")
     p.add_argument("--out-dir", default="bench/results", help="where <arch>-bench.md and .json go")
     add_db_option(p)
     add_json_option(p)
@@ -46,11 +46,16 @@ def cmd_bench(args) -> int:
     if args.copy_TBps is not None and not args.copy_TBps > 0:
         raise CliError("--copy-TBps: expected a positive number (TB/s, read + write)")
     ev = workload_evidence(store, args.arch)
+    run_list = runs(store, args.arch)
+    if args.copy_TBps is None:
+        # Sessions record the copy bandwidth they measured (`copy_TBps` in the run record): the
+        # slowest of them is the conservative yardstick for "fraction of copy bandwidth".
+        measured = [float(r["copy_TBps"]) for r in run_list if isinstance(r.get("copy_TBps"), (int, float))]
+        args.copy_TBps = min(measured) if measured else None
     rows = bench.compare(ev, table, Policy(), args.copy_TBps)
     if not rows:
         raise CliError(f"no measured point of {args.arch} is covered by the table; measure first")
     tg = bench.targets(rows)
-    run_list = runs(store, args.arch)
     meta = {"arch": args.arch, "table": table.path, "copy_TBps": args.copy_TBps,
             "runs": [{k: r.get(k) for k in ("run_id", "gpu", "torch", "triton", "cuda", "driver", "started")} for r in run_list]}
     aa = sorted(v for e in ev.values() for v in e.aa_floor.values())

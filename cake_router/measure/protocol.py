@@ -142,3 +142,31 @@ def time_entries(entries: list[Entry], session_idx: int, rounds: int, replays: i
         if deadline is not None and time.time() > deadline and r < rounds - 1:
             break  # out of budget: fewer rounds, recorded as such (sample counts say it)
     return out
+
+
+def copy_bandwidth_TBps(device, gib: int = 4, repeats: int = 10) -> float:
+    """Device-to-device copy bandwidth (read + write bytes per second, TB/s), median of `repeats`.
+
+    Recorded in every session's run record (`copy_TBps`): the performance targets are fractions of
+    the copy bandwidth measured in the same run, and a session on a throttled or shared GPU shows
+    up here before it shows up in the timings. CUDA events around one copy each; 4 GiB per copy
+    is far beyond L2, so this is DRAM bandwidth.
+    """
+    n = (gib << 30) // 2
+    a = torch.empty(n, dtype=torch.bfloat16, device=device).fill_(1.0)
+    b = torch.empty_like(a)
+    for _ in range(3):
+        b.copy_(a)
+    torch.cuda.synchronize(device)
+    times = []
+    for _ in range(repeats):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        b.copy_(a)
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    del a, b
+    torch.cuda.empty_cache()
+    times.sort()
+    return 2 * n * 2 / (times[len(times) // 2] * 1e-3) / 1e12

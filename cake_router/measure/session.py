@@ -138,7 +138,11 @@ def main(argv=None) -> int:
     session = f"s{s + 1}"
     header: list[dict] = []
     if not done:
-        header.append(campaign.provenance(run_id, doc["arch"], props.name, props.multi_processor_count))
+        run_rec = campaign.provenance(run_id, doc["arch"], props.name, props.multi_processor_count)
+        from cake_router.measure.protocol import copy_bandwidth_TBps
+
+        run_rec["copy_TBps"] = round(copy_bandwidth_TBps(device), 4)
+        header.append(run_rec)
         for name in doc["programs"]:
             header.append(registry.get(name).evidence_record())
         for name in doc["peers"]:
