@@ -146,13 +146,15 @@ def _catalog() -> list[Program]:
             LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=fold),
             f"FP32 sums in blocks of {fold} rows folded into the FP32 running sum, [P, H] partials + fixed-order FP64 reduce",
             bwd_mod, mode=BLOCKED))
-    # (programs/SM, rows per tile, warps, where the FP64 total lives): the name gains `.r{rows}`
-    # for tiles of several rows (summed by a TwoSum tree) and `.fw` for the workspace-held total.
+    # (programs/SM, rows per tile, warps, where the FP64 total lives, prefetch): the name gains
+    # `.r{rows}` for tiles of several rows (summed by a TwoSum tree), `.fw` for the workspace-held
+    # total and `.pf` for the prefetched next tile. On the H200 (bench/results/h200-2026-12-02b)
+    # `.fw.pf` took these programs from 1.4-2.1 TB/s to 2.2-3.8 TB/s at T = 1M (ncu: the register-held
+    # FP64 total left one or two programs per SM, 12.5 % occupancy, 40 % of DRAM bandwidth);
+    # `.fw` without `.pf` was slower at every H and is not registered.
     REG, WS = "registers", "workspace"
     for ppsm, rows, warps, fold_in, pf in ((1, 1, 8, REG, False), (2, 1, 8, REG, False), (4, 1, 4, REG, False),
                                            (2, 1, 4, REG, False), (8, 1, 4, REG, False),
-                                           (1, 1, 16, WS, False), (2, 1, 8, WS, False), (4, 1, 4, WS, False),
-                                           (2, 2, 8, WS, False), (1, 2, 16, WS, False), (4, 2, 4, WS, False),
                                            (1, 1, 16, WS, True), (2, 1, 8, WS, True), (4, 1, 4, WS, True),
                                            (2, 1, 4, WS, True), (2, 2, 8, WS, True), (4, 2, 4, WS, True)):
         sfx = (f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}" + (".fw" if fold_in == WS else "")
@@ -167,7 +169,6 @@ def _catalog() -> list[Program]:
             f"[P, H] FP64 partials + fixed-order reduce kernel ({ppsm} programs/SM)",
             bwd_mod, mode=TWOSUM))
         if (ppsm, rows, warps, fold_in, pf) in ((1, 1, 8, REG, False), (2, 1, 8, REG, False), (4, 1, 4, REG, False),
-                                                (1, 1, 16, WS, False), (2, 1, 8, WS, False), (2, 2, 8, WS, False),
                                                 (1, 1, 16, WS, True), (2, 1, 8, WS, True), (4, 1, 4, WS, True)):
             progs.append(Program(
                 f"bwd.twosum.{sfx}", "bwd", "twosum", True, lp,

@@ -7,7 +7,7 @@ set -u
 OUTDIR=${1:-/tmp/kill_resume}
 W=/tmp/kr; rm -rf "$W"; mkdir -p "$W" "$OUTDIR"
 ARGS=(--H 512,1536 --T 1,256,4096 --forms plain --w-dtypes fp32
-      --programs bwd.pair.p2x.w8,bwd.twosum_pair.p2x.w8,fwd.row.r1.w4 --peers eager
+      --programs bwd.pair.p2x.w8,bwd.twosum_pair.p2x.w8,fwd.row.r1.w4 --peers peer.eager
       --sessions 2 --inputs-per-family 8 --work-dir "$W")
 setsid python -m cake_router measure "${ARGS[@]}" > "$OUTDIR/first.log" 2>&1 &
 PID=$!
@@ -15,6 +15,7 @@ PID=$!
 for _ in $(seq 1 240); do
   n=$(grep -v '^#' "$W/session-s1.progress" 2>/dev/null | wc -l)
   [ "${n:-0}" -ge 2 ] && break
+  kill -0 "$PID" 2>/dev/null || break
   sleep 0.5
 done
 sleep 2
