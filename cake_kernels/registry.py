@@ -45,6 +45,10 @@ class LaunchPolicy:
     fold_in: str = "registers"
     prefetch: bool = False
 
+    def __post_init__(self) -> None:
+        if self.fold_in not in ("registers", "workspace"):
+            raise ValueError(f"fold_in: {self.fold_in!r} is not one of ('registers', 'workspace')")
+
     def warps_for(self, block_h: int) -> int:
         need = (block_h * self.rows) // (32 * 32)
         w = self.warps

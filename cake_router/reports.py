@@ -158,18 +158,23 @@ def _spans(old: list[Window], new: list[Window]) -> list[tuple[int, int | None, 
 def _category(reason: str, rows: list[dict], policy: Policy) -> str:
     """Why a span changed program. The new window's reason decides accuracy changes (an accuracy cut
     may move an edge below the breach itself, by grid snapping); evidence rows decide the rest."""
+    statuses = {r["old_status"] for r in rows if r.get("old_status")}
+    ratios = [r["ratio"] for r in rows if r.get("ratio") is not None]
+    if (reason in ("accuracy-cut", "only-in-budget") and statuses == {rules.IN_BUDGET}
+            and ratios and all(x > 1.0 + policy.neutral for x in ratios)):
+        # The old program is in budget at every sampled T of the span and the new one is faster
+        # everywhere: the window's edge is an accuracy cut, but this span changed for speed.
+        return "speed"
     if reason == "eager-reference":
         return "eager-reference failure"
     if reason in ("accuracy-cut", "only-in-budget") or reason in LOUD_REASONS:
         return "budget breach"
-    statuses = {r["old_status"] for r in rows if r.get("old_status")}
     if rules.EAGER in statuses:
         return "eager-reference failure"
     if statuses - {rules.IN_BUDGET}:
         return "budget breach"
     if reason == "neutral-keep":
         return "neutral re-route"
-    ratios = [r["ratio"] for r in rows if r.get("ratio") is not None]
     if ratios and all(abs(x - 1.0) <= policy.neutral for x in ratios):
         return "neutral re-route"
     return "speed"

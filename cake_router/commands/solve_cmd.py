@@ -311,9 +311,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from cake_router.reports import diff_markdown, diff_tables
 
     old, new = _tables_at(args.old, "OLD"), _tables_at(args.new, "NEW")
-    evidence = None
-    if args.db or args.evidence or os.environ.get("CAKE_DB_URL"):
-        evidence = {}
+    # Evidence from --evidence, else the store (--db, then CAKE_DB_URL, then the embedded default):
+    # the ratios and "rows slower than old" of the summary need it.
+    evidence = {}
+    if True:
         for arch in sorted(set(old) | set(new)):
             try:
                 evidence.update(load_workloads(args, arch))

@@ -61,3 +61,24 @@ def test_long_same_sign_runs_fold_before_overflow(name):
     dw64 = oracle(g, x, w, rstd, want_dx=False)["dw64"]
     assert torch.isfinite(dw).all()
     assert float(dw_err_over_tol(dw, dw64).max()) <= 1.0
+
+
+TILED_COMPENSATED = [p.name for p in registry.all_programs() if p.family in ("twosum", "twosum_pair") and p.launch.rows > 1]
+
+
+@pytest.mark.parametrize("name", TILED_COMPENSATED)
+def test_twosum_tiles_lose_nothing_where_a_plain_tile_sum_would(name):
+    # Rows alternate M, 1, -M, 1, ... (M = 2^25, rstd = 1, g = 1): a two-row tile summed in plain FP32
+    # gives M + 1 = M (the 1 is below half an ulp of M), so the plain tiled program loses every 1
+    # while the TwoSum tree keeps it: dw = T / 2 exactly.
+    T, H, M = 512, 16, float(2 ** 25)
+    col = torch.tensor([M, 1.0, -M, 1.0]).repeat(T // 4)
+    x = col[:, None].expand(T, H).contiguous().to(torch.bfloat16)
+    g = torch.ones(T, H, dtype=torch.bfloat16)
+    rstd = torch.ones(T)
+    w = torch.ones(H)
+    _, dw = runner.backward(name, g, x, w, rstd)
+    assert torch.equal(dw, torch.full((H,), T / 2)), f"{name}: {dw[:4]}"
+    # The same input through the plain tiled program shows the test can fail.
+    _, dw_plain = runner.backward("bwd.pair.p2x.r2.w8", g, x, w, rstd)
+    assert not torch.equal(dw_plain, torch.full((H,), T / 2))

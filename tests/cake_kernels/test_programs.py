@@ -46,6 +46,17 @@ def test_registry_contract():
     # Several launch configurations per family.
     for fam in ("atomic", "pair", "twosum_pair", "twosum", "column_task", "blocked", "row", "persistent"):
         assert sum(p.family == fam for p in progs) >= 2, fam
+    # Launch-policy options appear in the name, so two programs never differ only in a hidden option.
+    for p in progs:
+        lp = p.launch
+        assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
+        assert lp.prefetch == p.name.endswith(".pf"), p.name
+        assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
+
+
+def test_launch_policy_rejects_an_unknown_fold_location():
+    with pytest.raises(ValueError, match="fold_in"):
+        registry.LaunchPolicy("persistent", fold_in="shared")
 
 
 @pytest.mark.parametrize("name", FAMILY_REPRESENTATIVES)

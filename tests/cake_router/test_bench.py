@@ -63,13 +63,39 @@ def test_sota_is_the_fastest_in_budget_peer(tmp_path):
 
 
 def test_untrusted_window_compares_what_the_runtime_runs(tmp_path):
-    recs = [RUN, prog("bwd.pair.p2x.w8", "pair"), prog("bwd.twosum_pair.p2x.w8", "twosum_pair")]
-    recs += [timing("bwd.pair.p2x.w8", "bwd", 65536, 10.0), timing("bwd.twosum_pair.p2x.w8", "bwd", 65536, 14.0)]
+    from cake_kernels.routes.dispatch import FALLBACK
+
+    fb = FALLBACK["bwd"]
+    recs = [RUN, prog("bwd.pair.p2x.w8", "pair"), prog(fb, "twosum_pair")]
+    recs += [timing("bwd.pair.p2x.w8", "bwd", 65536, 10.0), timing(fb, "bwd", 65536, 14.0)]
     ev = aggregate_records(recs)
     t = table(tmp_path, "bwd.pair.p2x.w8")
     t.doc["routes"][0]["windows"][0]["reason"] = "unverified"
     w = t._keys[("bwd", 1024, "fp32", "plain", "det")][1][0]
     t._keys[("bwd", 1024, "fp32", "plain", "det")] = ([1], [type(w)(1, None, w.program, "unverified")])
     (r,) = bench.compare(ev, t, Policy())
-    assert r.program == "bwd.twosum_pair.p2x.w8" and r.us == 14.0
+    assert r.program == fb and r.us == 14.0
     assert r.routed_in_budget is False  # no accuracy evidence: not qualified
+
+
+def test_bench_cli_takes_copy_bandwidth_from_the_runs(tmp_path, capsys):
+    import json
+
+    from cake_router.cli import main
+
+    run2 = dict(RUN, run_id="r2", copy_TBps=4.1)
+    recs = [dict(RUN, copy_TBps=4.0), run2, prog("bwd.pair.p2x.w8", "pair")]
+    recs += [timing("bwd.pair.p2x.w8", "bwd", 65536, 100.0), dict(timing("bwd.pair.p2x.w8", "bwd", 65536, 100.0), run_id="r2")]
+    ev = tmp_path / "ev.jsonl"
+    ev.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    db = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    assert main(["import", str(ev), "--db", db]) == 0
+    table(tmp_path, "bwd.pair.p2x.w8")
+    capsys.readouterr()
+    assert main(["bench", "--arch", "sm_90a", "--db", db, "--table", str(tmp_path / "t.json"),
+                 "--out-dir", str(tmp_path / "out"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["meta"]["copy_TBps"] == 4.0  # the slower of the two runs' own measurements
+    (row,) = out["rows"]
+    nbytes = 6 * 65536 * 1024 + 4 * 65536
+    assert abs(row["copy_fraction"] - nbytes / 100e-6 / 1e12 / 4.0) < 1e-9

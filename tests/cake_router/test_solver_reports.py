@@ -49,3 +49,28 @@ def test_diff_without_evidence_lists_spans(tmp_path):
     new = _table(tmp_path, "new.json", _evidence(True, False))
     md = diff_markdown(diff_tables(old, new), "old", "new", False)
     assert "ratios and rows are not available" in md and "eager-reference failure" in md
+
+
+def test_diff_faster_in_budget_program_past_an_accuracy_cut_is_speed(tmp_path):
+    # pair is fastest but breaches at 65536; above its cut the window's reason is accuracy-cut. A new,
+    # faster compensated program taking that window is a speed change (the old one is still in
+    # budget there), not a budget breach.
+    def ev(with_fast: bool) -> Evidence:
+        e = Evidence().program("bwd.pair").program("bwd.twosum", family="twosum_pair")
+        e.point("bwd.pair", 1024, us=10, worst=0.001, median=0.0001, eager_worst=0.2, eager_median=0.02)
+        e.point("bwd.pair", 65536, us=100, worst=3.0, median=0.5, eager_worst=4.0, eager_median=0.6)
+        for T in (1024, 65536):
+            e.point("bwd.twosum", T, us=T / 50 + 20, worst=0.001, median=0.0001, eager_worst=0.2, eager_median=0.02)
+        if with_fast:
+            e.program("bwd.twosum_fast", family="twosum_pair")
+            for T in (1024, 65536):
+                e.point("bwd.twosum_fast", T, us=T / 80 + 15, worst=0.001, median=0.0001, eager_worst=0.2, eager_median=0.02)
+        return e
+
+    old = _table(tmp_path, "old.json", ev(False))
+    new_ev = ev(True)
+    new = _table(tmp_path, "new.json", new_ev)
+    changes = [c for c in diff_tables(old, new, {"sm_90a": list(new_ev.all().values())}) if c.new == "bwd.twosum_fast"]
+    assert changes and {c.reason for c in changes} == {"accuracy-cut"}
+    assert {c.category for c in changes} == {"speed"}
+    assert all(r["ratio"] > 1 for c in changes for r in c.rows)
