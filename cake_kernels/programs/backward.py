@@ -15,6 +15,12 @@ rows, writes dx, and keeps its own dw partial. What it does with the partial is 
   to a [P, H] workspace reduced in fixed order, either by a second kernel (`twosum_pair`) or by
   the last program to finish (`twosum`, single launch: a self-resetting arrival counter).
 
+Launch options of the persistent kernel (LaunchPolicy, names in the registry): ROWS > 1 on a
+compensated program sums each tile of rows by a TwoSum tree (`_twosum_combine`); FOLD_WS keeps the
+FP64 running total in the program's own workspace row instead of two registers per column; PREFETCH
+loads the next tile while this one is reduced. On the H200 the last two took the compensated
+programs from 1.4-2.1 to 2.2-3.8 TB/s at T = 1M (bench/results/h200-2026-12-02b).
+
 Why the products matter (DESIGN.md, numerics): with TwoSum on the sums, the remaining error is
 the rounding of each product. `xhat = x * rstd` and `p = g * xhat` are each rounded once
 (`mul_rn`), and their exact rounding errors `fma(x, rstd, -xhat)` and `fma(g, xhat, -p)` are
