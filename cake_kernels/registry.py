@@ -153,7 +153,7 @@ def _catalog() -> list[Program]:
     # (programs/SM, rows per tile, warps, where the FP64 total lives, prefetch): the name gains
     # `.r{rows}` for tiles of several rows (summed by a TwoSum tree), `.fw` for the workspace-held
     # total and `.pf` for the prefetched next tile. On the H200 (bench/results/h200-2026-12-02b)
-    # `.fw.pf` took these programs from 1.4-2.1 TB/s to 2.2-3.8 TB/s at T = 1M (ncu: the register-held
+    # `.fw.pf` took these programs from 1.7-2.4 TB/s to 2.2-3.8 TB/s at T = 1M (ncu: the register-held
     # FP64 total left one or two programs per SM, 12.5 % occupancy, 40 % of DRAM bandwidth);
     # `.fw` without `.pf` was slower at every H and is not registered.
     REG, WS = "registers", "workspace"

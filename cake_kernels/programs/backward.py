@@ -19,7 +19,8 @@ Launch options of the persistent kernel (LaunchPolicy, names in the registry): R
 compensated program sums each tile of rows by a TwoSum tree (`_twosum_combine`); FOLD_WS keeps the
 FP64 running total in the program's own workspace row instead of two registers per column; PREFETCH
 loads the next tile while this one is reduced. On the H200 the last two took the compensated
-programs from 1.4-2.1 to 2.2-3.8 TB/s at T = 1M (bench/results/h200-2026-12-02b).
+programs from 1.7-2.4 TB/s (H 2048-8192) to 2.2-3.8 TB/s (H 512-8192) at T = 1M
+(bench/results/h200-2026-12-02b/twosum-probe{1,2}.json).
 
 Why the products matter (DESIGN.md, numerics): with TwoSum on the sums, the remaining error is
 the rounding of each product. `xhat = x * rstd` and `p = g * xhat` are each rounded once

@@ -25,7 +25,7 @@ from cake_kernels.routes.table import RouteTable, load_table, routes_dir
 # The backward fallback is a compensated program: in budget at every T and key measured so far
 # (worst dw err/tol 0.0006 at T = 1M on the H200), so a missing or untrusted route never costs
 # accuracy. Of that arithmetic this launch policy has the best geometric mean over H 512-8192 on
-# the H200 (2.1-3.7 TB/s at T = 1M, bench/results/h200-2026-12-02b/twosum-probe.json).
+# the H200 (2.1-3.7 TB/s at T = 1M, bench/results/h200-2026-12-02b/twosum-probe2.json).
 FALLBACK = {"fwd": "fwd.row.r1.w8", "bwd": "bwd.twosum_pair.p4x.w4.fw.pf"}
 UNTRUSTED_REASONS = ("no-eligible-program", "unverified")
 REFERENCE = {"fwd": "fwd.reference", "bwd": "bwd.reference"}
