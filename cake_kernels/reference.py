@@ -120,26 +120,43 @@ def dx_err_over_tol(dx: torch.Tensor, dx64: torch.Tensor, atol: float = 1e-2, rt
     return float(e.max()) if e.numel() else 0.0
 
 
-def max_err_over_tol_chunked(out: torch.Tensor, ref_rows_fn, H: int, atol: float = 1e-2, rtol: float = 1e-2) -> float:
-    """max |out - ref| / (atol + rtol |ref|) over rows, with the FP64 reference made chunk by chunk.
+def max_errs_over_tol_chunked(outs: list[torch.Tensor], ref_rows_fn, H: int, atol: float = 1e-2,
+                              rtol: float = 1e-2) -> list[float]:
+    """For each output, max |out - ref| / (atol + rtol |ref|) over rows; the FP64 reference is made
+    chunk by chunk, once per chunk for all outputs (the reference costs more than the comparison).
 
-    `ref_rows_fn(s, e)` returns the FP64 reference of rows [s, e). NaN in `out` gives NaN.
+    `ref_rows_fn(s, e)` returns the FP64 reference of rows [s, e). NaN in an output gives NaN for it.
     """
-    o = out.reshape(-1, H)
-    worst = 0.0
+    os_ = [o.reshape(-1, H) for o in outs]
+    worst = [0.0] * len(os_)
+    if not os_:
+        return worst
+    rows = os_[0].shape[0]
     step = max(1, ORACLE_CHUNK_ELEMS // max(H, 1))
-    for s in range(0, o.shape[0], step):
-        e = min(o.shape[0], s + step)
+    for s in range(0, rows, step):
+        e = min(rows, s + step)
         ref = ref_rows_fn(s, e)
-        err = ((o[s:e].double() - ref).abs() / (atol + rtol * ref.abs())).max()
-        worst = max(worst, float(err)) if not torch.isnan(err) else float("nan")
-        if worst != worst:
-            return worst
+        tol = atol + rtol * ref.abs()
+        for k, o in enumerate(os_):
+            if worst[k] != worst[k]:
+                continue  # already NaN
+            err = ((o[s:e].double() - ref).abs() / tol).max()
+            worst[k] = max(worst[k], float(err)) if not torch.isnan(err) else float("nan")
     return worst
+
+
+def max_err_over_tol_chunked(out: torch.Tensor, ref_rows_fn, H: int, atol: float = 1e-2, rtol: float = 1e-2) -> float:
+    """max |out - ref| / (atol + rtol |ref|) over rows, with the FP64 reference made chunk by chunk."""
+    return max_errs_over_tol_chunked([out], ref_rows_fn, H, atol, rtol)[0]
 
 
 def dx_err_over_tol_chunked(dx, g, x, weight, rstd, g_h_new=None) -> float:
     """Worst dx err/tol against FP64 (using the forward's rstd), without an FP64 copy of dx."""
+    return dx_errs_over_tol_chunked([dx], g, x, weight, rstd, g_h_new)[0]
+
+
+def dx_errs_over_tol_chunked(dxs, g, x, weight, rstd, g_h_new=None) -> list[float]:
+    """`dx_err_over_tol_chunked` for several dx of the same input, the FP64 reference made once."""
     H = x.shape[-1]
     gr, xr, r = as_rows(g), as_rows(x), rstd.reshape(-1)
     w64 = weight.double()
@@ -153,7 +170,7 @@ def dx_err_over_tol_chunked(dx, g, x, weight, rstd, g_h_new=None) -> float:
             d = d + as_rows(g_h_new)[s:e].double()
         return d
 
-    return max_err_over_tol_chunked(dx, ref, H)
+    return max_errs_over_tol_chunked(list(dxs), ref, H)
 
 
 def y_err_over_tol_chunked(y, x, weight, rstd64) -> float:

@@ -1,0 +1,75 @@
+"""The accuracy protocol (cake_router.measure.accuracy.evaluate) on the CPU: grouped dx judging gives
+the per-program figures, a deadline cut leaves the families equally sampled, a breach stops sampling."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from cake_kernels import runner
+from cake_kernels.inputs import make_inputs
+from cake_kernels.reference import dx_err_over_tol_chunked, reference_forward
+from cake_router.measure import accuracy
+
+WL = SimpleNamespace(H=64, T=130, form="residual", w_dtype="bf16")
+FAMILIES = ["gaussian", "same_sign", "outlier_rows"]
+
+
+def _impls():
+    def prog(name):
+        return lambda inp, xn, r: runner.backward(name, inp.g, xn, inp.w, r, inp.g_h_new)
+
+    def off_dx(inp, xn, r):  # dw fine, dx off by 3 %: a dx error the grouped judge must attribute right
+        dx, dw = runner.backward("bwd.reference", inp.g, xn, inp.w, r, inp.g_h_new)
+        return (dx.float() * 1.03).to(torch.bfloat16), dw
+
+    def breach(inp, xn, r):
+        dx, dw = runner.backward("bwd.reference", inp.g, xn, inp.w, r, inp.g_h_new)
+        return dx, dw + 1.0
+
+    return {"bwd.reference": prog("bwd.reference"), "bwd.pair.p2x.w8": prog("bwd.pair.p2x.w8"),
+            "off_dx": off_dx, "breach": breach}
+
+
+def _expected_dx_errs(n_inputs):
+    out = {}
+    for name, fn in _impls().items():
+        if name == "breach":
+            continue
+        for fam in FAMILIES:
+            worst = 0.0
+            for i in range(n_inputs):
+                inp = make_inputs(fam, WL.T, WL.H, WL.w_dtype, WL.form, accuracy.seed_for(WL.H, WL.T, WL.form, fam, i), "cpu")
+                _, rstd, h = reference_forward(inp.x, inp.w, accuracy.EPS, inp.residual)
+                dx, _ = fn(inp, h, rstd)
+                worst = max(worst, dx_err_over_tol_chunked(dx, inp.g, h, inp.w, rstd, inp.g_h_new))
+            out[(name, fam)] = worst
+    return out
+
+
+@pytest.mark.parametrize("capacity", [1, 3, 8])
+def test_grouped_dx_judging_matches_per_program(monkeypatch, capacity):
+    monkeypatch.setattr(accuracy, "_dx_group_capacity", lambda dx_bytes, device: capacity)
+    recs = accuracy.evaluate(WL, _impls(), FAMILIES, 2, "cpu")
+    got = {(r["program"], r["family"]): r for r in recs}
+    for key, want in _expected_dx_errs(2).items():
+        assert got[key]["dx_err_over_tol_max"] == pytest.approx(want, rel=0, abs=0), key
+        assert got[key]["inputs"] == 2
+    assert got[("off_dx", "gaussian")]["dx_err_over_tol_max"] > 1.0  # the 3 % error is seen...
+    assert got[("bwd.reference", "gaussian")]["dx_err_over_tol_max"] < 1.0  # ...and not blamed on others
+
+
+def test_breach_stops_sampling_after_the_first_input():
+    recs = accuracy.evaluate(WL, _impls(), FAMILIES, 3, "cpu")
+    b = [r for r in recs if r["program"] == "breach"]
+    # Inputs go round-robin over families: the breach on gaussian input 0 stops it before same_sign.
+    assert [(r["family"], r["inputs"], r["stopped_on_breach"]) for r in b] == [("gaussian", 1, True)]
+
+
+def test_a_deadline_cut_leaves_every_family_equally_sampled():
+    recs = accuracy.evaluate(WL, _impls(), FAMILIES, 5, "cpu", deadline=time.time() - 1.0)
+    good = [r for r in recs if r["program"] == "bwd.reference"]
+    assert sorted((r["family"], r["inputs"]) for r in good) == [(f, 1) for f in sorted(FAMILIES)]
