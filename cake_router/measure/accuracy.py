@@ -41,9 +41,9 @@ def seed_for(H: int, T: int, form: str, family: str, i: int) -> int:
 def _dx_group_capacity(dx_bytes: int, device) -> int:
     """How many programs' dx outputs to hold at once so that one FP64 reference pass judges them all.
 
-    The chunked FP64 dx reference costs more than the comparison (it was most of the accuracy time
-    at large T when it was rebuilt per program); holding dx costs memory, T * H * 2 bytes each. On
-    the GPU a group takes at most half of the free memory, at least one program.
+    The chunked FP64 dx reference costs more than the comparison, and rebuilt per program it was
+    the one FP64 pass over T x H repeated for every program; holding dx costs memory, T * H * 2
+    bytes each. On the GPU a group takes at most half of the free memory, at least one program.
     """
     if torch.device(device).type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
