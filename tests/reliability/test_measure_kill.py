@@ -5,7 +5,7 @@ then the progress line, fsync) until it is SIGKILLed at a random moment; then th
 
 After every kill: the progress file's whole lines name exactly the units whose records are whole in
 the session file, and after the resume truncation the file holds exactly those units and nothing
-torn. The real session on the H200 is in docs/reliability.md ("Not yet run").
+torn. The real session on the H200 is in docs/reliability.md ("On the H200").
 """
 
 from __future__ import annotations
