@@ -415,7 +415,7 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
             from api.charts import colors_for, error_figure, latency_figure, strip_figure
 
             view = key_view(src, arch, op, H, w_dtype, form, mode, table)
-            colors = colors_for([p["name"] for p in view["programs"]])
+            colors = colors_for([p["name"] for p in view["programs"]], first=[w["program"] for w in view["windows"]])
             max_T = max([t["T"] for t in view["timing"]] + [w["hi"] or w["lo"] for w in view["windows"]] + [1]) * 2
             figs = {
                 "strip": strip_figure([{"key": view["key"], "windows": view["windows"], "loud": []}], colors, max_T, 60),

@@ -14,9 +14,15 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 T_TICKS = [1, 16, 256, 4096, 65536, 1048576, 16777216]
 
 
-def colors_for(programs) -> dict[str, str]:
-    """A colour per program, stable for a given set of names (sorted order)."""
-    return {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(sorted(set(programs)))}
+def colors_for(programs, first=()) -> dict[str, str]:
+    """A colour per program, stable for a given set of names (sorted order).
+
+    `first` (the routed programs of a page) take the palette's first colours, so they never share a
+    colour while there are at most len(PALETTE) of them; the other programs cycle after them.
+    """
+    lead = sorted(set(first))
+    order = lead + sorted(set(programs) - set(lead))
+    return {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(order)}
 
 
 def _tlabel(T: int) -> str:
