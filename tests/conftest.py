@@ -5,6 +5,7 @@ test module imports cake_kernels.
 """
 
 import os
+import secrets
 import shutil
 
 import pytest
@@ -32,3 +33,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_pg)
         if "browser" in item.keywords and not have_browser:
             item.add_marker(skip_browser)
+
+
+@pytest.fixture
+def pg_url():
+    """A fresh PostgreSQL database on the server of CAKE_TEST_PG_URL (.ci/run starts one), dropped afterwards."""
+    base = os.environ.get("CAKE_TEST_PG_URL")
+    if not base:
+        pytest.skip("CAKE_TEST_PG_URL is not set")
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    name = f"cake_test_{secrets.token_hex(6)}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(base).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

@@ -3,32 +3,10 @@ created on the server named by CAKE_TEST_PG_URL, dropped afterwards."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from service_support import ARCH, EVIDENCE, TOKEN, make_app
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    import os
-
-    import psycopg
-    from sqlalchemy.engine import make_url
-
-    base = make_url(os.environ["CAKE_TEST_PG_URL"])
-    name = f"cake_api_test_{uuid.uuid4().hex[:10]}"
-    admin = dict(host=base.host, port=base.port, user=base.username, password=base.password,
-                 dbname=base.database or "postgres", autocommit=True)
-    with psycopg.connect(**admin) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield base.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(**admin) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_service_on_postgres(pg_url):

@@ -1,9 +1,8 @@
-"""Fixtures of the store's tests: an isolated cache directory and fresh SQLite / PostgreSQL stores."""
+"""Fixtures of the store's tests: an isolated cache directory and a fresh SQLite store (`pg_url`, a
+fresh PostgreSQL database, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
-import secrets
 from pathlib import Path
 
 import pytest
@@ -31,23 +30,3 @@ def store(sqlite_url):
     st = open_store(sqlite_url)
     yield st
     st.close()
-
-
-@pytest.fixture
-def pg_url():
-    """A fresh PostgreSQL database on the server of CAKE_TEST_PG_URL, dropped afterwards."""
-    base = os.environ.get("CAKE_TEST_PG_URL")
-    if not base:
-        pytest.skip("CAKE_TEST_PG_URL is not set")
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    name = f"cake_test_{secrets.token_hex(6)}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(base).set(database=name).render_as_string(hide_password=False)
-    yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()

@@ -7,12 +7,8 @@ pinned as strict xfails. Needs the PostgreSQL server of CAKE_TEST_PG_URL.
 from __future__ import annotations
 
 import json
-import os
-import secrets
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DataError
 
 from measurements_db.engine import open_store
@@ -29,21 +25,11 @@ IDS = ["nul-in-string", "H-int32", "sm_count-int32", "round-int32", "inputs-int3
 
 
 @pytest.fixture
-def pg_store():
-    base = os.environ.get("CAKE_TEST_PG_URL")
-    if not base:
-        pytest.skip("CAKE_TEST_PG_URL is not set")
-    name = f"cake_rel_{secrets.token_hex(6)}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    store = open_store(make_url(base).set(database=name).render_as_string(hide_password=False))
+def pg_store(pg_url):
+    store = open_store(pg_url)
     import_evidence(store, SAMPLE, name="sample")
     yield store
     store.close()
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 def _file(index: int, key: str, value) -> list[str]:

@@ -11,7 +11,6 @@ test fails until the frozen store of every version is there.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -155,30 +154,14 @@ def test_concurrent_upgraders_of_one_fresh_store_agree(tmp_path):
 
 
 @pytest.mark.postgres
-def test_db_upgrade_is_idempotent_on_postgresql(tmp_path):
-    import secrets
-
-    from sqlalchemy import create_engine
-    from sqlalchemy.engine import make_url
-
-    base = os.environ["CAKE_TEST_PG_URL"]
-    name = f"cake_rel_{secrets.token_hex(6)}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(base).set(database=name).render_as_string(hide_password=False)
-    try:
-        assert _db_upgrade(url)["upgraded_from"] == 0
-        st = open_store(url)
-        import_evidence(st, SAMPLE)
-        before = export_evidence(st)
-        st.close()
-        for _ in range(2):
-            assert _db_upgrade(url)["upgraded_from"] is None
-        st = open_store(url)
-        assert export_evidence(st) == before == _expected_export(tmp_path)
-        st.close()
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+def test_db_upgrade_is_idempotent_on_postgresql(tmp_path, pg_url):
+    assert _db_upgrade(pg_url)["upgraded_from"] == 0
+    st = open_store(pg_url)
+    import_evidence(st, SAMPLE)
+    before = export_evidence(st)
+    st.close()
+    for _ in range(2):
+        assert _db_upgrade(pg_url)["upgraded_from"] is None
+    st = open_store(pg_url)
+    assert export_evidence(st) == before == _expected_export(tmp_path)
+    st.close()
