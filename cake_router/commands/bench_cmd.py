@@ -47,22 +47,23 @@ def cmd_bench(args) -> int:
         raise CliError("--copy-TBps: expected a positive number (TB/s, read + write)")
     ev = workload_evidence(store, args.arch)
     run_list = runs(store, args.arch)
-    if args.copy_TBps is None:
+    copy_TBps = args.copy_TBps
+    if copy_TBps is None:
         # Sessions record the copy bandwidth they measured (`copy_TBps` in the run record): the
         # slowest of them is the conservative yardstick for "fraction of copy bandwidth".
         measured = [float(r["copy_TBps"]) for r in run_list if isinstance(r.get("copy_TBps"), (int, float))]
-        args.copy_TBps = min(measured) if measured else None
-    rows = bench.compare(ev, table, Policy(), args.copy_TBps)
+        copy_TBps = min(measured) if measured else None
+    rows = bench.compare(ev, table, Policy(), copy_TBps)
     if not rows:
         raise CliError(f"no measured point of {args.arch} is covered by the table; measure first")
     tg = bench.targets(rows)
-    meta = {"arch": args.arch, "table": table.path, "copy_TBps": args.copy_TBps,
+    meta = {"arch": args.arch, "table": table.path, "copy_TBps": copy_TBps,
             "runs": [{k: r.get(k) for k in ("run_id", "gpu", "torch", "triton", "cuda", "driver", "started")} for r in run_list]}
     aa = sorted(v for e in ev.values() for v in e.aa_floor.values())
     meta["aa_floor"] = {"median": aa[len(aa) // 2], "max": aa[-1], "points": len(aa)} if aa else None
     gpus = sorted({r.get("gpu") or "?" for r in run_list})
     header = (f"# {args.arch} comparison ({', '.join(gpus)})\n\nFrom the store's evidence: "
-              f"{len(run_list)} run(s); copy bandwidth {args.copy_TBps or 'not given'} TB/s; "
+              f"{len(run_list)} run(s); copy bandwidth {copy_TBps or 'not given'} TB/s; "
               f"A/A floor median {meta['aa_floor']['median']:.4f}, max {meta['aa_floor']['max']:.4f}." if aa else "")
     md = bench.markdown(rows, tg, header)
     out = Path(args.out_dir)
