@@ -156,11 +156,13 @@ def _catalog() -> list[Program]:
     # `.fw.pf` took these programs from 1.7-2.4 TB/s to 2.2-3.8 TB/s at T = 1M (ncu: the register-held
     # FP64 total left one or two programs per SM, 12.5 % occupancy, 40 % of DRAM bandwidth);
     # `.fw` without `.pf` was slower at every H and is not registered.
+    # The last field: also registered as a single-launch `twosum` program.
     REG, WS = "registers", "workspace"
-    for ppsm, rows, warps, fold_in, pf in ((1, 1, 8, REG, False), (2, 1, 8, REG, False), (4, 1, 4, REG, False),
-                                           (2, 1, 4, REG, False), (8, 1, 4, REG, False),
-                                           (1, 1, 16, WS, True), (2, 1, 8, WS, True), (4, 1, 4, WS, True),
-                                           (2, 1, 4, WS, True), (2, 2, 8, WS, True), (4, 2, 4, WS, True)):
+    for ppsm, rows, warps, fold_in, pf, single in (
+            (1, 1, 8, REG, False, True), (2, 1, 8, REG, False, True), (4, 1, 4, REG, False, True),
+            (2, 1, 4, REG, False, False), (8, 1, 4, REG, False, False),
+            (1, 1, 16, WS, True, True), (2, 1, 8, WS, True, True), (4, 1, 4, WS, True, True),
+            (2, 1, 4, WS, True, False), (2, 2, 8, WS, True, False), (4, 2, 4, WS, True, False)):
         sfx = (f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}" + (".fw" if fold_in == WS else "")
                + (".pf" if pf else ""))
         where = "in the program's FP64 workspace row" if fold_in == WS else "in FP64 registers"
@@ -172,8 +174,7 @@ def _catalog() -> list[Program]:
             f"error-free products + TwoSum per thread ({tile}), FP64 fold every 256 rows {where}, "
             f"[P, H] FP64 partials + fixed-order reduce kernel ({ppsm} programs/SM)",
             bwd_mod, mode=TWOSUM))
-        if (ppsm, rows, warps, fold_in, pf) in ((1, 1, 8, REG, False), (2, 1, 8, REG, False), (4, 1, 4, REG, False),
-                                                (1, 1, 16, WS, True), (2, 1, 8, WS, True), (4, 1, 4, WS, True)):
+        if single:
             progs.append(Program(
                 f"bwd.twosum.{sfx}", "bwd", "twosum", True, lp,
                 f"single launch: error-free products + TwoSum per thread ({tile}), FP64 fold every 256 rows {where}, "
