@@ -24,6 +24,7 @@ from cake_kernels import registry, runner
 from cake_kernels.inputs import make_inputs
 from cake_kernels.programs import backward as bk
 from cake_kernels.reference import dw_err_over_tol, oracle
+from cake_router.measure.protocol import copy_bandwidth_TBps
 
 
 def compiled_kernels():
@@ -43,20 +44,6 @@ def compiled_kernels():
     return out
 
 
-def copy_bandwidth(dev) -> float:
-    a = torch.empty(1 << 31, dtype=torch.bfloat16, device=dev).normal_()
-    b = torch.empty_like(a)
-    for _ in range(3):
-        b.copy_(a)
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(True), torch.cuda.Event(True)
-    ts = []
-    for _ in range(10):
-        s.record(); b.copy_(a); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
-    ts.sort()
-    return 2 * a.numel() * 2 / (ts[5] * 1e-3) / 1e12
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--H", default="2048,4096,6144,8192")
@@ -67,7 +54,7 @@ def main() -> None:
     dev = torch.device("cuda")
     out_dir = os.environ.get("OUT", "/tmp")
     res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-           "copy_TBps": copy_bandwidth(dev), "rows": []}
+           "copy_TBps": copy_bandwidth_TBps(dev), "rows": []}
     print(f"copy {res['copy_TBps']:.3f} TB/s", flush=True)
     prefixes = args.programs.split(",")
     progs = [p for p in registry.all_programs() if p.op == "bwd" and any(p.name.startswith(x) for x in prefixes)]
