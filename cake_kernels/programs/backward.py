@@ -69,31 +69,20 @@ def rmsnorm_bwd_rows_kernel(
         # overlaps them. Without it one tile is in flight per program, and the register-heavy
         # compensated programs run one or two programs per SM (ncu: 12.5 % occupancy), too few
         # to hide DRAM latency.
-        rows_n = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
-        rmask_n = rows_n < n_rows
-        mask_n = rmask_n[:, None] & cmask[None, :]
-        g_n = tl.load(G + row_offsets(rows_n, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask_n, other=0.0)
-        x_n = tl.load(X + row_offsets(rows_n, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask_n, other=0.0)
-        r_n = tl.load(RSTD + rows_n, mask=rmask_n, other=0.0)
+        g_n, x_n, r_n = load_tile(G, X, RSTD, tl.arange(0, ROWS).to(tl.int64) + pid * ROWS, cols, cmask,
+                                  n_rows, NH, sgt, sgh, sxt, sxh)
     it = 0
     for blk in range(pid, n_blocks, nprog):
         rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
         rmask = rows < n_rows
         mask = rmask[:, None] & cmask[None, :]
         if PREFETCH:
-            g = g_n.to(tl.float32)
-            x = x_n.to(tl.float32)
-            rstd = r_n
-            rows_n = rows + nprog * ROWS
-            rmask_n = rows_n < n_rows
-            mask_n = rmask_n[:, None] & cmask[None, :]
-            g_n = tl.load(G + row_offsets(rows_n, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask_n, other=0.0)
-            x_n = tl.load(X + row_offsets(rows_n, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask_n, other=0.0)
-            r_n = tl.load(RSTD + rows_n, mask=rmask_n, other=0.0)
+            g, x, rstd = g_n, x_n, r_n
+            g_n, x_n, r_n = load_tile(G, X, RSTD, rows + nprog * ROWS, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
         else:
-            g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-            x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-            rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+            g, x, rstd = load_tile(G, X, RSTD, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        g = g.to(tl.float32)
+        x = x.to(tl.float32)
         dx = row_grad(g, x, w, rstd, H_f)
         if HAS_GRES:
             dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
@@ -160,6 +149,16 @@ def rmsnorm_bwd_rows_kernel(
 
 
 @triton.jit
+def load_tile(G, X, RSTD, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh):
+    """g and x (as stored, BF16) and rstd of a tile of rows; rows past n_rows and masked columns read 0."""
+    rmask = rows < n_rows
+    mask = rmask[:, None] & cmask[None, :]
+    g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0)
+    x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0)
+    return g, x, tl.load(RSTD + rows, mask=rmask, other=0.0)
+
+
+@triton.jit
 def _twosum_combine(a, ca, b, cb):
     """(a, ca) + (b, cb) as a TwoSum: the sum's rounding error joins the compensations (any order of magnitudes)."""
     s = a + b
@@ -211,24 +210,19 @@ def rmsnorm_bwd_column_task_kernel(
         ccmask = ccols < H
         cacc = tl.zeros([BLOCK_C], dtype=tl.float64)
         for r0 in range(0, n_rows, COL_ROWS):
-            crows = tl.arange(0, COL_ROWS).to(tl.int64) + r0
-            crmask = crows < n_rows
-            cm = crmask[:, None] & ccmask[None, :]
-            cg = tl.load(G + row_offsets(crows, NH, sgt, sgh)[:, None] + ccols[None, :], mask=cm, other=0.0).to(tl.float32)
-            cx = tl.load(X + row_offsets(crows, NH, sxt, sxh)[:, None] + ccols[None, :], mask=cm, other=0.0).to(tl.float32)
-            crstd = tl.load(RSTD + crows, mask=crmask, other=0.0)
-            cacc += tl.sum((cg * (cx * crstd[:, None])).to(tl.float64), axis=0)
+            cg, cx, crstd = load_tile(G, X, RSTD, tl.arange(0, COL_ROWS).to(tl.int64) + r0, ccols, ccmask,
+                                      n_rows, NH, sgt, sgh, sxt, sxh)
+            cacc += tl.sum((cg.to(tl.float32) * (cx.to(tl.float32) * crstd[:, None])).to(tl.float64), axis=0)
         tl.store(DW + ccols, cacc.to(tl.float32), mask=ccmask)
     else:
         cols = tl.arange(0, BLOCK_H)
         cmask = cols < H
         w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
         rows = tl.arange(0, ROWS).to(tl.int64) + (pid - n_col_tasks) * ROWS
-        rmask = rows < n_rows
-        mask = rmask[:, None] & cmask[None, :]
-        g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        mask = (rows < n_rows)[:, None] & cmask[None, :]
+        g, x, rstd = load_tile(G, X, RSTD, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        g = g.to(tl.float32)
+        x = x.to(tl.float32)
         dx = row_grad(g, x, w, rstd, H_f)
         if HAS_GRES:
             dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
