@@ -48,10 +48,14 @@ def register(sub) -> None:
     p.add_argument("--families", type=_csv(str, "--families"), default=["gaussian", "same_sign", "outlier_rows"])
     p.add_argument("--inputs-per-family", type=int, default=120, help="accuracy inputs per family (120 qualifies a point)")
     p.add_argument("--accuracy-max-T", type=int, default=None, help="above this T use --large-T-inputs inputs per family")
-    p.add_argument("--large-T-inputs", type=int, default=None)
+    p.add_argument("--large-T-inputs", type=int, default=None,
+                   help="inputs per family above --accuracy-max-T; 0 = timing only there (qualify those points in a separate run)")
     p.add_argument("--gpus", type=_csv(int, "--gpus"), default=None, help="GPU indices: one session per GPU in parallel")
     p.add_argument("--shard", default=None, help="i/n: this node takes every n-th unit starting at i")
     p.add_argument("--budget-minutes", type=float, default=None, help="stop cleanly after this long (coarse grid first)")
+    p.add_argument("--wave-units", type=int, default=4,
+                   help="on one GPU, units each session process measures before the next session takes its turn "
+                        "(larger waves start fewer processes; smaller ones leave a budget cut more evenly sampled)")
     p.add_argument("--resume", action="store_true", help="skip units already measured in --work-dir")
     p.add_argument("--work-dir", default="measure-work", help="per-session files, progress and the plan")
     p.add_argument("--out", default=None, help="merged evidence file (default: <work-dir>/evidence.jsonl)")
@@ -68,6 +72,10 @@ def cmd_measure(args) -> int:
     from cake_kernels import registry
     from cake_router.measure import campaign, impls
 
+    if args.wave_units < 1:
+        raise CliError(f"--wave-units: {args.wave_units} not accepted; use an integer >= 1")
+    if args.large_T_inputs is not None and args.large_T_inputs < 0:
+        raise CliError(f"--large-T-inputs: {args.large_T_inputs} not accepted; use an integer >= 0")
     if not torch.cuda.is_available():
         raise CliError("measure needs a CUDA GPU on this node; run it on a GPU node and import the evidence file here")
     bad = [f for f in args.forms if f not in campaign.FORMS]
@@ -120,7 +128,8 @@ def cmd_measure(args) -> int:
     result: dict = {}
 
     def work_fn():
-        result["files"] = campaign.run_campaign(plan, work, gpus=args.gpus, resume=args.resume, log=lambda m: con.print(m))
+        result["files"] = campaign.run_campaign(plan, work, gpus=args.gpus, resume=args.resume, log=lambda m: con.print(m),
+                                                       wave_units=args.wave_units)
 
     th = threading.Thread(target=work_fn, daemon=True)
     th.start()

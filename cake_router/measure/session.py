@@ -102,8 +102,10 @@ def _accuracy_unit(doc, unit, base, acc_fns, failures, device, deadline):
     from cake_router.measure import accuracy, impls
 
     n_inputs = doc["inputs_per_family"]
-    if doc.get("accuracy_max_T") and unit.T > doc["accuracy_max_T"] and doc.get("large_T_inputs"):
+    if doc.get("accuracy_max_T") and unit.T > doc["accuracy_max_T"] and doc.get("large_T_inputs") is not None:
         n_inputs = doc["large_T_inputs"]
+    if n_inputs <= 0:
+        return []  # timing only here (`--large-T-inputs 0`): accuracy comes from a separate run
     wl = impls.Workload(unit.H, unit.form, unit.w_dtype, unit.T)
     out = []
     for rec in accuracy.evaluate(wl, acc_fns, doc["families"], n_inputs, device, deadline=deadline):

@@ -98,6 +98,27 @@ def test_measure_without_gpu_says_what_to_do(capsys):
     assert "needs a CUDA GPU" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, what", [(["--wave-units", "0"], "--wave-units: 0 not accepted"),
+                                        (["--large-T-inputs", "-1"], "--large-T-inputs: -1 not accepted")])
+def test_measure_rejects_bad_counts_before_looking_for_a_gpu(capsys, argv, what):
+    assert cli_main(["measure", "--H", "64", "--T", "1", *argv]) == 2
+    assert what in capsys.readouterr().err
+
+
+def test_zero_large_T_inputs_means_timing_only_above_the_cut(monkeypatch):
+    from cake_router.measure import accuracy, session
+
+    calls = []
+    monkeypatch.setattr(accuracy, "evaluate", lambda wl, fns, fams, n, dev, deadline=None: calls.append(n) or [])
+    doc = {"inputs_per_family": 120, "accuracy_max_T": 4096, "large_T_inputs": 0, "families": ["gaussian"]}
+    for T in (4096, 65536):
+        session._accuracy_unit(doc, campaign.Unit(256, "plain", "fp32", T), {}, {}, [], "cpu", None)
+    assert calls == [120]  # T 4096 sampled with 120 inputs per family, T 65536 not at all
+    calls.clear()
+    session._accuracy_unit(dict(doc, large_T_inputs=2), campaign.Unit(256, "plain", "fp32", 65536), {}, {}, [], "cpu", None)
+    assert calls == [2]
+
+
 @pytest.mark.gpu
 def test_measure_end_to_end_on_the_gpu(tmp_path):
     out = tmp_path / "ev.jsonl"
