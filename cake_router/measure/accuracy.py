@@ -1,8 +1,10 @@
 """The accuracy protocol of ROUTING-POLICY.md sections 2 and 3, for one workload.
 
 Every backward implementation of a workload is evaluated on the same inputs, so input generation,
-the FP64 oracle (computed on the GPU in row chunks: no giant FP64 temporaries) and the FP32 eager
-reference are paid once per input. Each input's rstd is the FP32 forward's. Per program and
+the FP64 oracle and the FP32 eager reference are paid once per input. On the GPU the oracle is the
+fused Triton one (`cake_kernels.reference_fp64`: one pass over g and x, no FP64 temporaries),
+checked against the torch oracle (`cake_kernels.reference`) on the first input of every workload;
+`oracle="torch"` uses the torch oracle throughout. Each input's rstd is the FP32 forward's. Per program and
 family the harness emits one aggregate record (evidence-format.md: `inputs`, worst, median of
 per-input medians, the same for the eager reference), or per-input records with `per_input`.
 
@@ -18,17 +20,34 @@ from collections import defaultdict
 
 import torch
 
+from cake_kernels import reference_fp64
 from cake_kernels.inputs import make_inputs
-from cake_kernels.reference import (
-    dw_err_over_tol,
-    dx_errs_over_tol_chunked,
-    eager_fp32_dw,
-    oracle,
-    reference_forward,
-)
+from cake_kernels.reference import dw_err_over_tol, dx_errs_over_tol_chunked, eager_fp32_dw, reference_forward
+from cake_kernels.reference import oracle as torch_oracle
 
 EPS = 1e-6
-NONFINITE = 1e30
+NONFINITE = reference_fp64.NONFINITE
+ORACLES = ("fused", "torch")
+# The two oracles compute the same FP64 sums in different orders: they agree to rounding, far
+# inside what could move an err/tol of 1e-4-scaled tolerances.
+ORACLE_AGREEMENT = 1e-9
+
+
+class OracleMismatch(RuntimeError):
+    """The fused FP64 oracle disagreed with the torch one: no accuracy record can be trusted."""
+
+
+def _check_oracles(fused_dw64, torch_dw64, fused_rstd64, torch_rstd64, fused_dx, torch_dx, where: str) -> None:
+    def rel(a, b):
+        return float((a - b).abs().max() / max(float(b.abs().max()), 1e-300)) if b.numel() else 0.0
+
+    worst = {"dw64": rel(fused_dw64, torch_dw64), "rstd64": rel(fused_rstd64, torch_rstd64)}
+    for k, (a, b) in enumerate(zip(fused_dx, torch_dx)):
+        b = NONFINITE if b != b or b >= NONFINITE else b  # the torch oracle keeps NaN; the fused one caps it
+        worst[f"dx[{k}]"] = abs(a - b) / max(abs(b), 1e-3)
+    bad = {k: v for k, v in worst.items() if not v <= ORACLE_AGREEMENT}
+    if bad:
+        raise OracleMismatch(f"{where}: fused and torch FP64 oracles disagree (relative): {bad}")
 
 
 def seed_for(H: int, T: int, form: str, family: str, i: int) -> int:
@@ -52,14 +71,24 @@ def _dx_group_capacity(dx_bytes: int, device) -> int:
 
 
 def evaluate(wl, impls: dict, families, inputs_per_family: int, device, *, stop_on_breach: bool = True,
-             per_input: bool = False, deadline: float | None = None) -> list[dict]:
+             per_input: bool = False, deadline: float | None = None, oracle: str | None = None) -> list[dict]:
     """impls: name -> callable (inp, xn, rstd) -> (dx, dw). Returns accuracy record bodies
     (without run_id/arch/schema/kind), one per (program, family) or per input.
 
     Inputs are taken round-robin over the families (input i of every family before input i + 1), so
     a `deadline` cut leaves the families equally sampled (at least one input each) rather than one
     family full and the others nearly empty.
+
+    `oracle`: "fused" (the default on the GPU) or "torch" (the default elsewhere: the interpreter
+    runs the fused kernels too, but slowly).
     """
+    if oracle is None:
+        oracle = "fused" if torch.device(device).type == "cuda" else "torch"
+    if oracle not in ORACLES:
+        raise ValueError(f"oracle: {oracle!r} is not one of {ORACLES}")
+    fused = oracle == "fused"
+    cross_check = fused and torch.device(device).type == "cuda"
+    dx_judge = reference_fp64.dx_errs_over_tol if fused else dx_errs_over_tol_chunked
     stats: dict[tuple, list[dict]] = defaultdict(list)
     breached: set[str] = set()
     failed: dict[str, str] = {}
@@ -71,17 +100,28 @@ def evaluate(wl, impls: dict, families, inputs_per_family: int, device, *, stop_
             inp = make_inputs(fam, wl.T, wl.H, wl.w_dtype, wl.form, seed, device)
             _, rstd, h = reference_forward(inp.x, inp.w, EPS, inp.residual)
             xn = h if h is not None else inp.x
-            o = oracle(inp.g, xn, inp.w, rstd, eps=EPS, want_dx=False)
-            dw64 = o["dw64"]
+            if fused:
+                dw64, r64 = reference_fp64.dw64(inp.g, xn, rstd), reference_fp64.rstd64(xn, EPS)
+            else:
+                o = torch_oracle(inp.g, xn, inp.w, rstd, eps=EPS, want_dx=False)
+                dw64, r64 = o["dw64"], o["rstd64"]
+                del o
             e_eager = dw_err_over_tol(eager_fp32_dw(inp.g, xn, rstd), dw64)
             eager_max, eager_med = float(e_eager.max()), float(e_eager.median())
-            r64 = o["rstd64"]
             rstd_rel = float(torch.linalg.norm(rstd.reshape(-1).double() - r64) / torch.linalg.norm(r64)) if r64.numel() else 0.0
             pending: list[tuple[dict, torch.Tensor]] = []  # records whose dx still needs judging
             capacity = _dx_group_capacity(xn.numel() * 2, device)
 
             def judge_dx():
-                errs = dx_errs_over_tol_chunked([d for _, d in pending], inp.g, xn, inp.w, rstd, inp.g_h_new)
+                nonlocal cross_check
+                dxs = [d for _, d in pending]
+                errs = dx_judge(dxs, inp.g, xn, inp.w, rstd, inp.g_h_new)
+                if cross_check:  # once per workload: the fused oracle against the torch one
+                    o = torch_oracle(inp.g, xn, inp.w, rstd, eps=EPS, want_dx=False)
+                    _check_oracles(dw64, o["dw64"], r64, o["rstd64"], errs,
+                                   dx_errs_over_tol_chunked(dxs, inp.g, xn, inp.w, rstd, inp.g_h_new),
+                                   f"H={wl.H} T={wl.T} {wl.form} {wl.w_dtype} {fam} input {i}")
+                    cross_check = False
                 for (rec, _), err in zip(pending, errs):
                     rec["dx_err_over_tol_max"] = err
                 pending.clear()
@@ -106,7 +146,7 @@ def evaluate(wl, impls: dict, families, inputs_per_family: int, device, *, stop_
                 stats[(name, fam)].append(rec)
                 if name.startswith("peer."):
                     # A peer may hand back a buffer it reuses on its next call: judge it now.
-                    rec["dx_err_over_tol_max"] = dx_errs_over_tol_chunked([dx], inp.g, xn, inp.w, rstd, inp.g_h_new)[0]
+                    rec["dx_err_over_tol_max"] = dx_judge([dx], inp.g, xn, inp.w, rstd, inp.g_h_new)[0]
                 else:
                     pending.append((rec, dx))  # the runner allocates every dx afresh
                 del dx, dw, e
@@ -116,7 +156,7 @@ def evaluate(wl, impls: dict, families, inputs_per_family: int, device, *, stop_
                     breached.add(name)
             if pending:
                 judge_dx()
-            del inp, o, xn, rstd, h
+            del inp, xn, rstd, h
     out: list[dict] = []
     for (name, fam), recs in sorted(stats.items()):
         if per_input:

@@ -168,19 +168,31 @@ def main(argv=None) -> int:
         base = {"schema": "cake-evidence/1", "run_id": run_id, "arch": doc["arch"], "H": unit.H, "T": unit.T,
                 "x_dtype": "bf16", "w_dtype": unit.w_dtype, "form": unit.form}
         failures: list[tuple[str, BaseException]] = []
-        records, acc_fns = _time_unit(doc, unit, s, session, base, failures, device)
-        torch.cuda.empty_cache()
-        # Accuracy once per unit: by session 1 when sessions run one after another on one GPU
-        # (a budget cut then never leaves a unit without accuracy), else spread over the GPUs.
-        if (s == 0) if sequential else (ui % n_sessions == s):
-            records += _accuracy_unit(doc, unit, base, acc_fns, failures, device, deadline)
-        del acc_fns
+        try:
+            records, acc_fns = _time_unit(doc, unit, s, session, base, failures, device)
+            torch.cuda.empty_cache()
+            # Accuracy once per unit: by session 1 when sessions run one after another on one GPU
+            # (a budget cut then never leaves a unit without accuracy), else spread over the GPUs.
+            if (s == 0) if sequential else (ui % n_sessions == s):
+                records += _accuracy_unit(doc, unit, base, acc_fns, failures, device, deadline)
+            del acc_fns
+        except torch.cuda.OutOfMemoryError as exc:
+            if new_units > 1:
+                # Memory a failed graph capture left behind can make a later unit run out: leave it
+                # to a fresh process (the next wave), which retries it.
+                print(f"[{session}] {unit.key}: out of memory; ending this process, a fresh one retries it", file=sys.stderr, flush=True)
+                return 0
+            # Out of memory in a fresh process: this unit does not fit next to the harness. Record it
+            # as measured with no records, so that the campaign goes on and the reason is kept.
+            records, failures = [], [("unit", exc)]
         torch.cuda.empty_cache()
         _append(path, progress, unit.key, records)
         with open(failures_path, "a") as f:
             for name, exc in failures:
                 f.write(json.dumps({"unit": unit.key, "impl": name, "error": f"{type(exc).__name__}: {exc}"[:500]}) + "\n")
         print(f"[{session}] {unit.key}: {len(records)} records, {len(failures)} failures, {time.time() - t0:.1f}s", file=sys.stderr, flush=True)
+        if any(isinstance(exc, torch.cuda.OutOfMemoryError) for _, exc in failures):
+            return 0  # an implementation ran out of memory: the next unit starts in a fresh process
     return 0
 
 

@@ -73,3 +73,33 @@ def test_a_deadline_cut_leaves_every_family_equally_sampled():
     recs = accuracy.evaluate(WL, _impls(), FAMILIES, 5, "cpu", deadline=time.time() - 1.0)
     good = [r for r in recs if r["program"] == "bwd.reference"]
     assert sorted((r["family"], r["inputs"]) for r in good) == [(f, 1) for f in sorted(FAMILIES)]
+
+
+def test_fused_and_torch_oracles_give_the_same_records():
+    """The fused FP64 oracle (default on the GPU) and the torch one give the same accuracy records."""
+    impls = {k: v for k, v in _impls().items() if k != "breach"}
+    fused = accuracy.evaluate(WL, impls, FAMILIES, 1, "cpu", oracle="fused")
+    plain = accuracy.evaluate(WL, impls, FAMILIES, 1, "cpu", oracle="torch")
+    assert len(fused) == len(plain) == 9
+    for a, b in zip(fused, plain):
+        assert a.keys() == b.keys()
+        for k in a:
+            if isinstance(a[k], float):
+                assert a[k] == pytest.approx(b[k], rel=1e-9, abs=1e-12), k
+            else:
+                assert a[k] == b[k], k
+
+
+def test_unknown_oracle_is_refused():
+    with pytest.raises(ValueError, match="oracle: 'fp128' is not one of"):
+        accuracy.evaluate(WL, {}, FAMILIES, 1, "cpu", oracle="fp128")
+
+
+def test_oracle_mismatch_is_loud():
+    t = torch.ones(4, dtype=torch.float64)
+    accuracy._check_oracles(t, t, t, t, [0.5], [0.5], "here")  # agreement passes
+    with pytest.raises(accuracy.OracleMismatch, match="dw64"):
+        accuracy._check_oracles(t * (1 + 1e-6), t, t, t, [0.5], [0.5], "here")
+    with pytest.raises(accuracy.OracleMismatch, match=r"dx\[0\]"):
+        accuracy._check_oracles(t, t, t, t, [0.5], [0.51], "here")
+    accuracy._check_oracles(t, t, t, t, [accuracy.NONFINITE], [float("nan")], "here")  # NaN = capped breach
