@@ -8,9 +8,12 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 . scripts/device/setup_peers.sh > /tmp/setup_peers.log 2>&1; cat /tmp/setup_peers.log
 FINAL=$OUT; W=/tmp/c3b; mkdir -p $W
 END=$(( $(date +%s) + ${1:-440} ))
+python -m pytest -q -x -p no:cacheprovider tests/cake_kernels/test_reference_fp64.py -k gpu 2>&1 | tail -3 | tee $W/oracle-gpu-test.log
+grep -q " passed" $W/oracle-gpu-test.log && ! grep -q failed $W/oracle-gpu-test.log && OK=1 || { echo "fused oracle failed on the GPU: no qualification runs"; OK=0; }
 QUAL="--ops bwd --sessions 1 --rounds 3 --seconds-per-unit 2 --inputs-per-family 120 --peers none --forms plain --w-dtypes fp32 --wave-units 8"
 run() {  # name, then measure's arguments
   local name=$1; shift
+  [ "$OK" = 0 ] && [ "${name:0:1}" = q ] && return
   local left=$(( END - $(date +%s) - 10 ))
   [ $left -lt 25 ] && { echo "$name: skipped (no time left)"; return; }
   timeout $left python -m cake_router measure "$@" --budget-minutes $(python3 -c "print(round(($left-10)/60,2))") \

@@ -60,3 +60,20 @@ def test_empty_rows():
     assert torch.equal(reference_fp64.dw64(x, x, r), torch.zeros(64, dtype=torch.float64))
     assert reference_fp64.rstd64(x, EPS).numel() == 0
     assert reference_fp64.dx_errs_over_tol([x], x, x, torch.ones(64), r) == [0.0]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fam, T, H, form, wd", CASES + [("same_sign", 65536, 4096, "plain", "fp32"),
+                                                     ("outlier_rows", 4096, 5120, "residual", "bf16")])
+def test_fused_oracle_on_the_gpu(fam, T, H, form, wd):
+    """The compiled kernels (not the interpreter) against the torch oracle, at sizes the harness meets."""
+    inp = make_inputs(fam, T, H, wd, form, 5, "cuda")
+    _, rstd, h = reference_forward(inp.x, inp.w, EPS, inp.residual)
+    xn = h if h is not None else inp.x
+    want = oracle(inp.g, xn, inp.w, rstd, eps=EPS, want_dx=False)
+    torch.testing.assert_close(reference_fp64.dw64(inp.g, xn, rstd), want["dw64"], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(reference_fp64.rstd64(xn, EPS), want["rstd64"], rtol=1e-13, atol=0)
+    good, _ = runner.backward("bwd.reference", inp.g, xn, inp.w, rstd, inp.g_h_new)
+    dxs = [good, (good.float() * 1.03).to(torch.bfloat16)]
+    got = reference_fp64.dx_errs_over_tol(dxs, inp.g, xn, inp.w, rstd, inp.g_h_new)
+    assert got == pytest.approx(dx_errs_over_tol_chunked(dxs, inp.g, xn, inp.w, rstd, inp.g_h_new), rel=1e-12, abs=1e-15)
