@@ -167,6 +167,13 @@ def _check_version(name: str):
     return mod
 
 
+def _quack_rmsnorm_module():
+    """The module `quack.rmsnorm`. Not `import quack.rmsnorm as qr`: QuACK's package exports a
+    function named `rmsnorm`, and that form binds the package attribute, the function (seen on the
+    H200 with 0.6.5: "'function' object has no attribute 'rmsnorm_fwd'")."""
+    return importlib.import_module("quack.rmsnorm")
+
+
 def prepare_peer(name: str, inp, wl: Workload) -> Prepared:
     x, g, res, gh = inp.x, inp.g, inp.residual, inp.g_h_new
     w = inp.w.float()  # peers get an FP32 weight so that their dw is FP32 (see PEERS)
@@ -231,7 +238,7 @@ def prepare_peer(name: str, inp, wl: Workload) -> Prepared:
         return prep
     if name.startswith("peer.quack"):
         _check_version(name)
-        import quack.rmsnorm as qr
+        qr = _quack_rmsnorm_module()
 
         tuned = name.endswith("tuned")
         if wl.form == "heads_strided":
