@@ -104,6 +104,71 @@ def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float 
     return rows
 
 
+PEER_TABLE_T = (1, 256, 4096, 65536, 1048576)
+
+
+@dataclass
+class PeerRow:
+    """One peer against the best in-budget program of this package at one point (not the routed one:
+    what the evidence says is possible)."""
+
+    op: str
+    form: str
+    H: int
+    w_dtype: str
+    T: int
+    best: str | None
+    best_us: float | None
+    peer: str
+    peer_us: float | None  # None: the peer was not timed here (not installed, failed, out of memory)
+    peer_over_best: float | None
+    peer_in_budget: bool | None  # None for the forward (no dw)
+
+
+def peer_table(evidence: dict, policy: Policy, Ts=PEER_TABLE_T) -> list[PeerRow]:
+    """Each peer of a workload against the fastest in-budget runnable program (backward) or the
+    fastest runnable program (forward) at the given T."""
+    rows: list[PeerRow] = []
+    for wk, ev in sorted(evidence.items()):
+        if wk.x_dtype != "bf16":
+            continue
+        peers = sorted(n for n, p in ev.programs.items() if p.family == "peer")
+        ours = [n for n, p in ev.programs.items() if p.family != "peer" and p.runnable]
+        for op in ("fwd", "bwd"):
+            for T in Ts:
+                cand = [(ev.timing[(n, op, T)].median_us, n) for n in ours if (n, op, T) in ev.timing
+                        and (op == "fwd" or judge_accuracy(ev.accuracy.get((n, T)), "bwd", wk.w_dtype, policy).in_budget)]
+                best = min(cand) if cand else None
+                timed = [p for p in peers if (p, op, T) in ev.timing]
+                if best is None and not timed:
+                    continue
+                for p in peers:
+                    t = ev.timing.get((p, op, T))
+                    rows.append(PeerRow(
+                        op=op, form=wk.form, H=wk.H, w_dtype=wk.w_dtype, T=T,
+                        best=best[1] if best else None, best_us=best[0] if best else None, peer=p,
+                        peer_us=t.median_us if t else None,
+                        peer_over_best=(t.median_us / best[0]) if (t and best) else None,
+                        peer_in_budget=None if op == "fwd" else _peer_in_budget(ev, p, T, op, wk.w_dtype, policy),
+                    ))
+    return rows
+
+
+def peer_markdown(rows: list[PeerRow]) -> str:
+    lines = ["## Peers against the best in-budget program", "",
+             "peer/best > 1: the peer is slower. Backward peers are marked in budget or not (ROUTING-POLICY.md "
+             "section 3, on the accuracy evidence measured for them); '-': not timed there.", "",
+             "| op | form | H | w | T | best in-budget program | us | peer | us | peer/best | peer in budget |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ib = "-" if r.peer_in_budget is None else ("yes" if r.peer_in_budget else "no")
+        lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {r.best or '-'} | "
+                     f"{'-' if r.best_us is None else f'{r.best_us:.2f}'} | {r.peer} | "
+                     f"{'-' if r.peer_us is None else f'{r.peer_us:.2f}'} | "
+                     f"{'-' if r.peer_over_best is None else f'{r.peer_over_best:.3f}'} | {ib} |")
+    return "\n".join(lines) + "\n"
+
+
 def geomean(xs) -> float | None:
     xs = [x for x in xs if x is not None and x > 0]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
@@ -158,5 +223,5 @@ def markdown(rows: list[BenchRow], tgts: list[dict], header: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def as_json(rows: list[BenchRow], tgts: list[dict], meta: dict) -> dict:
-    return {"meta": meta, "rows": [asdict(r) for r in rows], "targets": tgts}
+def as_json(rows: list[BenchRow], tgts: list[dict], meta: dict, peers: list[PeerRow] | None = None) -> dict:
+    return {"meta": meta, "rows": [asdict(r) for r in rows], "targets": tgts, "peers": [asdict(r) for r in peers or []]}

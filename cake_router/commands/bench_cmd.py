@@ -65,13 +65,14 @@ def cmd_bench(args) -> int:
     header = (f"# {args.arch} comparison ({', '.join(gpus)})\n\nFrom the store's evidence: "
               f"{len(run_list)} run(s); copy bandwidth {copy_TBps or 'not given'} TB/s; "
               f"A/A floor median {meta['aa_floor']['median']:.4f}, max {meta['aa_floor']['max']:.4f}." if aa else "")
-    md = bench.markdown(rows, tg, header)
+    peer_rows = bench.peer_table(ev, Policy())
+    md = bench.markdown(rows, tg, header) + "\n" + bench.peer_markdown(peer_rows)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{args.arch}-bench.md").write_text(md)
-    (out / f"{args.arch}-bench.json").write_text(json.dumps(bench.as_json(rows, tg, meta), indent=1, sort_keys=True, default=str) + "\n")
+    (out / f"{args.arch}-bench.json").write_text(json.dumps(bench.as_json(rows, tg, meta, peer_rows), indent=1, sort_keys=True, default=str) + "\n")
     if args.json:
-        print_json(bench.as_json(rows, tg, meta))
+        print_json(bench.as_json(rows, tg, meta, peer_rows))
         return 0
     from rich.table import Table
 

@@ -99,3 +99,21 @@ def test_bench_cli_takes_copy_bandwidth_from_the_runs(tmp_path, capsys):
     (row,) = out["rows"]
     nbytes = 6 * 65536 * 1024 + 4 * 65536
     assert abs(row["copy_fraction"] - nbytes / 100e-6 / 1e12 / 4.0) < 1e-9
+
+
+def test_peer_table_compares_each_peer_with_the_best_in_budget_program():
+    recs = [RUN, prog("bwd.pair.p2x.w8", "pair"), prog("bwd.twosum.p1x.w8", "twosum"), prog("peer.fast", "peer"),
+            prog("peer.missing", "peer")]
+    recs += [timing("bwd.pair.p2x.w8", "bwd", 65536, 10.0), timing("bwd.twosum.p1x.w8", "bwd", 65536, 16.0),
+             timing("peer.fast", "bwd", 65536, 12.0), timing("peer.missing", "bwd", 4096, 5.0)]
+    # peer.missing was timed at 4096 only (out of memory at 65536, say). The faster program breaches the budget: the best in-budget one is the slower twosum
+    recs += acc("bwd.pair.p2x.w8", 65536, 3.0) + acc("bwd.twosum.p1x.w8", 65536, 0.001) + acc("peer.fast", 65536, 40.0)
+    rows = bench.peer_table(aggregate_records(recs), Policy())
+    got = {r.peer: r for r in rows if r.T == 65536 and r.op == "bwd"}
+    assert set(got) == {"peer.fast", "peer.missing"}
+    assert got["peer.fast"].best == "bwd.twosum.p1x.w8" and got["peer.fast"].best_us == 16.0
+    assert abs(got["peer.fast"].peer_over_best - 0.75) < 1e-12 and got["peer.fast"].peer_in_budget is False
+    assert got["peer.missing"].peer_us is None and got["peer.missing"].peer_over_best is None
+    md = bench.peer_markdown(rows)
+    assert "| bwd | plain | 1024 | fp32 | 65536 | bwd.twosum.p1x.w8 | 16.00 | peer.fast | 12.00 | 0.750 | no |" in md
+    assert "| peer.missing | - | - |" in md
