@@ -145,6 +145,11 @@ def judge_accuracy(acc: AccuracyAggregate | None, op: str, w_dtype: str, policy:
         return AccuracyVerdict(IN_BUDGET, qualified, worst, ipf, src, "forward: no dw")
     if acc is None or not acc.families:
         return AccuracyVerdict(NO_EVIDENCE, False, None, None, None, "no accuracy evidence")
+    if not qualified and acc.source == "measured" and worst is not None and worst > 1.0:
+        # The worst is a maximum over inputs: more inputs can only raise it. A measured breach is
+        # final at any input count (the harness stops sampling a program at its first breach), so
+        # it is reported as one and never listed for requalification.
+        return AccuracyVerdict(BREACH, False, worst, ipf, src, f"worst err/tol {worst:.4g} > 1 (after {ipf} inputs per family)")
     if not qualified:
         if acc.source == "measured":
             why = f"fewer than {policy.min_inputs_per_family} inputs in some family (fewest: {ipf})"

@@ -323,3 +323,25 @@ def test_whole_op_program_timed_for_fwd_is_a_forward_candidate():
     sol = solve(e, op="fwd")
     assert spans(sol) == [(1, None, "fi.det", "only-in-budget")]  # no dw: a pass without a number extends
     assert spans(solve(e))[-1] == (1025, None, "fi.det", "unverified")  # bwd: no number, no extension
+
+
+def test_a_measured_breach_is_final_at_any_input_count():
+    """The harness stops sampling a program at its first breach, so breaches arrive with fewer than
+    120 inputs: worst is a maximum, more inputs can only raise it. Such a point is a breach (an
+    accuracy cut), not 'unqualified', and the next-measurement list does not ask to requalify it."""
+    from cake_router.policy import judge_accuracy
+
+    e = two_programs()
+    for T in (1024, 65536):
+        e.point("bwd.twosum", T, us=T / 100 + 20, worst=0.01)
+    e.point("bwd.pair", 1024, us=5, worst=0.3)
+    e.timing("bwd.pair", 65536, 300).acc("bwd.pair", 65536, 1.7, inputs=3)
+    sol = solve(e)
+    assert spans(sol) == [(1, 1024, "bwd.pair", "fastest"), (1025, None, "bwd.twosum", "accuracy-cut")]
+    assert not [n for n in sol.next if n.kind == "accuracy" and "bwd.pair" in n.programs]
+    v = judge_accuracy(e.evidence().accuracy[("bwd.pair", 65536)], "bwd", "fp32", Policy())
+    assert v.status == "breach" and not v.qualified and not v.in_budget
+    # an unqualified point that is inside the budget so far stays unqualified (more inputs may breach)
+    e.acc("bwd.twosum", 65536, 0.5, inputs=1)
+    assert judge_accuracy(e.evidence().accuracy[("bwd.twosum", 65536)], "bwd", "fp32",
+                          Policy()).status == "in-budget"  # 120 + 1 inputs: still qualified, worst 0.5
