@@ -32,6 +32,8 @@ class LaunchPolicy:
     (2 registers per column held by a thread) or `workspace` (the program's own [H] FP64 row,
     read-modify-written every fold, so wide rows do not spill).
     prefetch: persistent backward programs load the next tile while working on this one.
+    split_h: forward programs hold a row whose H is not a power of two as two power-of-two tiles
+    (largest power of two <= H, plus the rest) instead of one tile padded to next_pow2(H).
     """
 
     grid: str
@@ -44,10 +46,19 @@ class LaunchPolicy:
     column_rows: int = 0
     fold_in: str = "registers"
     prefetch: bool = False
+    split_h: bool = False
 
     def __post_init__(self) -> None:
         if self.fold_in not in ("registers", "workspace"):
             raise ValueError(f"fold_in: {self.fold_in!r} is not one of ('registers', 'workspace')")
+
+    def tiles_for(self, H: int) -> tuple[int, int]:
+        """(first tile, second tile) widths for rows of H columns; the second is 0 when unsplit."""
+        if self.split_h and H > 1 and H & (H - 1):
+            first = 1 << (H.bit_length() - 1)
+            rest = H - first
+            return first, 1 << (rest - 1).bit_length()
+        return 1 << max(H - 1, 0).bit_length(), 0
 
     def warps_for(self, block_h: int) -> int:
         need = (block_h * self.rows) // (32 * 32)
@@ -76,6 +87,8 @@ class Program:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def supports(self, H: int, form: str, w_dtype: str) -> bool:
+        if self.launch.split_h and not (H > 1 and H & (H - 1)):
+            return False  # a power of two is one tile: the split program would be its unsplit twin
         return self.H_min <= H <= self.H_max and form in self.forms and w_dtype in self.w_dtypes
 
     @property
@@ -121,6 +134,14 @@ def _catalog() -> list[Program]:
             f"fwd.persist.p{ppsm}x.r{rows}.w{warps}", "fwd", "persistent", True,
             LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm),
             f"persistent grid of {ppsm} programs per SM, {rows}-row tiles, {warps}+ warps", fwd_mod))
+    # Split rows for H that is not a power of two (5120 = 4096 + 1024, 6144 = 4096 + 2048): the
+    # shapes that won the unsplit forward at H 5120/6144 in round 3, and a one-row-per-program twin.
+    for grid, ppsm, rows, warps in (("row_blocks", 0, 1, 4), ("persistent", 4, 1, 4), ("persistent", 2, 1, 8)):
+        base = f"fwd.row.r{rows}.w{warps}" if grid == "row_blocks" else f"fwd.persist.p{ppsm}x.r{rows}.w{warps}"
+        progs.append(Program(
+            f"{base}.sp", "fwd", "row" if grid == "row_blocks" else "persistent", True,
+            LaunchPolicy(grid, rows=rows, warps=warps, programs_per_sm=ppsm, split_h=True),
+            f"as {base}, the row held as two power-of-two tiles (H not a power of two only)", fwd_mod))
     for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         progs.append(Program(
@@ -144,6 +165,21 @@ def _catalog() -> list[Program]:
             f"bwd.pair.{sfx}", "bwd", "pair", True, lp,
             f"FP32 per-program dw partials [P, H] + fixed-order FP64 reduce kernel ({ppsm} programs/SM, {rows}-row tiles, next tile prefetched)",
             bwd_mod, mode=PAIR))
+    # Four-row tiles for narrow rows (H <= 2048). On the H200 (round 3) a one-row step at H 512 was
+    # latency-bound: the compensated programs spent about 1.5 us per row per program at T 65536
+    # (26 % of copy bandwidth); four rows per step put four times the bytes in flight per program.
+    narrow = 2048
+    for ppsm, rows, warps in ((4, 4, 4),):
+        sfx = f"p{ppsm}x.r{rows}.w{warps}.pf"
+        lp = LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, prefetch=True)
+        progs.append(Program(
+            f"bwd.atomic.{sfx}", "bwd", "atomic", False, lp,
+            f"FP32 per-program dw sums added with atomics ({ppsm} programs/SM, {rows}-row tiles, next tile prefetched; "
+            f"H <= {narrow}); nondeterministic", bwd_mod, mode=ATOMIC, H_max=narrow))
+        progs.append(Program(
+            f"bwd.pair.{sfx}", "bwd", "pair", True, lp,
+            f"FP32 per-program dw partials [P, H] + fixed-order FP64 reduce kernel ({ppsm} programs/SM, {rows}-row tiles, "
+            f"next tile prefetched; H <= {narrow})", bwd_mod, mode=PAIR, H_max=narrow))
     for ppsm, fold, warps in ((2, 16, 8), (4, 16, 4), (2, 64, 8)):
         progs.append(Program(
             f"bwd.blocked.p{ppsm}x.f{fold}.w{warps}", "bwd", "blocked", True,
@@ -162,24 +198,27 @@ def _catalog() -> list[Program]:
             (1, 1, 8, REG, False, True), (2, 1, 8, REG, False, True), (4, 1, 4, REG, False, True),
             (2, 1, 4, REG, False, False), (8, 1, 4, REG, False, False),
             (1, 1, 16, WS, True, True), (2, 1, 8, WS, True, True), (4, 1, 4, WS, True, True),
-            (2, 1, 4, WS, True, False), (2, 2, 8, WS, True, False), (4, 2, 4, WS, True, False)):
+            (2, 1, 4, WS, True, False), (2, 2, 8, WS, True, False), (4, 2, 4, WS, True, False),
+            (4, 4, 4, WS, True, True), (8, 4, 4, WS, True, False)):
         sfx = (f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}" + (".fw" if fold_in == WS else "")
                + (".pf" if pf else ""))
         where = "in the program's FP64 workspace row" if fold_in == WS else "in FP64 registers"
         tile = f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step"
         tile += ", next tile prefetched" if pf else ""
         lp = LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, fold=256, fold_in=fold_in, prefetch=pf)
+        h_max = narrow if rows >= 4 else H_MAX  # four-row tiles: for narrow rows only (above)
+        limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         progs.append(Program(
             f"bwd.twosum_pair.{sfx}", "bwd", "twosum_pair", True, lp,
             f"error-free products + TwoSum per thread ({tile}), FP64 fold every 256 rows {where}, "
-            f"[P, H] FP64 partials + fixed-order reduce kernel ({ppsm} programs/SM)",
-            bwd_mod, mode=TWOSUM))
+            f"[P, H] FP64 partials + fixed-order reduce kernel ({ppsm} programs/SM{limit})",
+            bwd_mod, mode=TWOSUM, H_max=h_max))
         if single:
             progs.append(Program(
                 f"bwd.twosum.{sfx}", "bwd", "twosum", True, lp,
                 f"single launch: error-free products + TwoSum per thread ({tile}), FP64 fold every 256 rows {where}, "
-                f"partials reduced in fixed order by the last program to finish ({ppsm} programs/SM)",
-                bwd_mod, mode=TWOSUM, single_launch=True))
+                f"partials reduced in fixed order by the last program to finish ({ppsm} programs/SM{limit})",
+                bwd_mod, mode=TWOSUM, single_launch=True, H_max=h_max))
     for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
         progs.append(Program(
             f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,

@@ -194,17 +194,15 @@ def forward(
         return y, rstd, h_new
     from cake_kernels.programs.forward import rmsnorm_fwd_kernel
 
-    import triton
-
-    block_h = triton.next_power_of_2(H)
     lp = program.launch
+    block_h, block_b = lp.tiles_for(H)
     grid = (_grid_programs(program, xr.rows, x.device),)
     rmsnorm_fwd_kernel[grid](
         xr.tensor, rr.tensor if rr else xr.tensor, weight, y, rstd, h_new if h_new is not None else y,
         xr.rows, xr.NH, H, float(H), eps,
         xr.st, xr.sh, rr.st if rr else 0, rr.sh if rr else 0,
-        BLOCK_H=block_h, ROWS=lp.rows, HAS_RES=residual is not None, EXACT=_exact_products(),
-        num_warps=lp.warps_for(block_h), num_stages=lp.stages,
+        BLOCK_H=block_h, ROWS=lp.rows, HAS_RES=residual is not None, EXACT=_exact_products(), BLOCK_B=block_b,
+        num_warps=lp.warps_for(block_h + block_b), num_stages=lp.stages,
     )
     return y, rstd, h_new
 

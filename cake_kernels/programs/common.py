@@ -46,7 +46,13 @@ def row_offsets(rows, NH, stride_t, stride_h):
 @triton.jit
 def rstd_of(x, H_f, eps):
     """FP32 statistics with IEEE division and square root (no approximate rsqrt)."""
-    ms = tl.div_rn(tl.sum(x * x, axis=1), H_f)
+    return rstd_of_sumsq(tl.sum(x * x, axis=1), H_f, eps)
+
+
+@triton.jit
+def rstd_of_sumsq(ss, H_f, eps):
+    """rstd from a row's FP32 sum of squares (`rstd_of` for rows held as more than one tile)."""
+    ms = tl.div_rn(ss, H_f)
     return tl.div_rn(tl.full(ms.shape, 1.0, tl.float32), tl.sqrt_rn(ms + eps))
 
 

@@ -3,6 +3,14 @@
 One kernel serves two grid rules: `row_blocks` (one program per block of ROWS rows) and
 `persistent` (programs_per_sm x SMs programs striding over the row blocks). The tile is
 [ROWS, BLOCK_H] with BLOCK_H = next_pow2(H) (masked), so every H from 1 to 16384 is correct.
+
+Split rows (`split_h` in the launch policy, names ending `.sp`): Triton tiles are powers of two,
+so H = 5120 or 6144 in one tile is padded to 8192 columns, a third of the lanes idle and their
+registers held. A split program holds the row as two tiles instead, BLOCK_H (the largest power of
+two <= H, all columns valid) plus BLOCK_B (the next power of two >= H - BLOCK_H, masked): 4096 +
+1024 for 5120, 4096 + 2048 for 6144, no idle lanes. The statistics add the two tiles' sums of
+squares (a different FP32 summation order than one tile: within the rstd contract, not bitwise
+equal to the unsplit programs).
 """
 
 from __future__ import annotations
@@ -10,7 +18,19 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from cake_kernels.programs.common import row_offsets, rstd_of, to_bf16
+from cake_kernels.programs.common import row_offsets, rstd_of_sumsq, to_bf16
+
+
+@triton.jit
+def _load_part(X, RES, HNEW, xo, ro, out, cols, mask, HAS_RES: tl.constexpr, EXACT: tl.constexpr):
+    """One tile of the rows as FP32: x, or h_new = BF16(x + residual) (stored on the way)."""
+    x = tl.load(X + xo[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    if HAS_RES:
+        u = tl.load(RES + ro[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        h = to_bf16(x + u, EXACT)
+        tl.store(HNEW + out[:, None] + cols[None, :], h, mask=mask)
+        x = h.to(tl.float32)
+    return x
 
 
 @triton.jit
@@ -19,27 +39,33 @@ def rmsnorm_fwd_kernel(
     n_rows, NH, H, H_f, eps,
     sxt, sxh, srt, srh,
     BLOCK_H: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
+    BLOCK_B: tl.constexpr = 0,
 ):
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_H)
     cmask = cols < H
     w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    if BLOCK_B > 0:
+        cols_b = BLOCK_H + tl.arange(0, BLOCK_B)
+        cmask_b = cols_b < H
+        w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0).to(tl.float32)
     n_blocks = tl.cdiv(n_rows, ROWS)
     for blk in range(pid, n_blocks, nprog):
         rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
         rmask = rows < n_rows
-        mask = rmask[:, None] & cmask[None, :]
         xo = row_offsets(rows, NH, sxt, sxh)
-        x = tl.load(X + xo[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        out = rows[:, None] * H + cols[None, :]
-        if HAS_RES:
-            ro = row_offsets(rows, NH, srt, srh)
-            u = tl.load(RES + ro[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-            h = to_bf16(x + u, EXACT)
-            tl.store(HNEW + out, h, mask=mask)
-            x = h.to(tl.float32)
-        rstd = rstd_of(x, H_f, eps)
+        ro = row_offsets(rows, NH, srt, srh)
+        out = rows * H
+        x = _load_part(X, RES, HNEW, xo, ro, out, cols, rmask[:, None] & cmask[None, :], HAS_RES, EXACT)
+        ss = tl.sum(x * x, axis=1)
+        if BLOCK_B > 0:
+            x_b = _load_part(X, RES, HNEW, xo, ro, out, cols_b, rmask[:, None] & cmask_b[None, :], HAS_RES, EXACT)
+            ss += tl.sum(x_b * x_b, axis=1)
+        rstd = rstd_of_sumsq(ss, H_f, eps)
         y = (x * rstd[:, None]) * w[None, :]
-        tl.store(Y + out, to_bf16(y, EXACT), mask=mask)
+        tl.store(Y + out[:, None] + cols[None, :], to_bf16(y, EXACT), mask=rmask[:, None] & cmask[None, :])
+        if BLOCK_B > 0:
+            y_b = (x_b * rstd[:, None]) * w_b[None, :]
+            tl.store(Y + out[:, None] + cols_b[None, :], to_bf16(y_b, EXACT), mask=rmask[:, None] & cmask_b[None, :])
         tl.store(RSTD + rows, rstd, mask=rmask)
