@@ -32,8 +32,8 @@ class LaunchPolicy:
     (2 registers per column held by a thread) or `workspace` (the program's own [H] FP64 row,
     read-modify-written every fold, so wide rows do not spill).
     prefetch: persistent backward programs load the next tile while working on this one.
-    split_h: forward programs hold a row whose H is not a power of two as two power-of-two tiles
-    (largest power of two <= H, plus the rest) instead of one tile padded to next_pow2(H).
+    split_h: programs hold a row whose H is not a power of two as two power-of-two tiles (largest
+    power of two <= H, plus the rest) instead of one tile padded to next_pow2(H).
     """
 
     grid: str
@@ -219,6 +219,22 @@ def _catalog() -> list[Program]:
                 f"single launch: error-free products + TwoSum per thread ({tile}), FP64 fold every 256 rows {where}, "
                 f"partials reduced in fixed order by the last program to finish ({ppsm} programs/SM{limit})",
                 bwd_mod, mode=TWOSUM, single_launch=True, H_max=h_max))
+    # Split rows (see the forward's): the shapes that won at H 5120/6144 in round 3, rows held as
+    # two power-of-two tiles; registered for H that is not a power of two only (`supports`).
+    for fam, ppsm, warps, mode in (("atomic", 2, 8, ATOMIC), ("pair", 2, 8, PAIR)):
+        base = f"bwd.{fam}.p{ppsm}x.w{warps}.pf"
+        progs.append(Program(
+            f"{base}.sp", "bwd", fam, fam != "atomic",
+            LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, prefetch=True, split_h=True),
+            f"as {base}, the row held as two power-of-two tiles (H not a power of two only)", bwd_mod, mode=mode))
+    for fam, ppsm, warps in (("twosum_pair", 1, 16), ("twosum_pair", 2, 8), ("twosum", 1, 16), ("twosum", 2, 8)):
+        base = f"bwd.{fam}.p{ppsm}x.w{warps}.fw.pf"
+        progs.append(Program(
+            f"{base}.sp", "bwd", fam, True,
+            LaunchPolicy("persistent", rows=1, warps=warps, programs_per_sm=ppsm, fold=256, fold_in=WS, prefetch=True,
+                         split_h=True),
+            f"as {base}, the row held as two power-of-two tiles (H not a power of two only)", bwd_mod, mode=TWOSUM,
+            single_launch=fam == "twosum"))
     for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
         progs.append(Program(
             f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,

@@ -23,6 +23,8 @@ _W_DTYPES = {torch.bfloat16: "bf16", torch.float32: "fp32"}
 # Nominal SM count when Triton runs in the CPU interpreter (keeps interpreted grids small).
 _INTERPRETER_SMS = 4
 RED_BLOCK = 256
+# Columns per step of the fixed-order reduce that the last program of a single-launch `twosum` runs.
+SINGLE_RED_BLOCK = 1024
 
 
 @dataclass(frozen=True)
@@ -194,15 +196,13 @@ def forward(
         return y, rstd, h_new
     from cake_kernels.programs.forward import rmsnorm_fwd_kernel
 
-    lp = program.launch
-    block_h, block_b = lp.tiles_for(H)
+    meta, warps = forward_meta(program, H, residual is not None)
     grid = (_grid_programs(program, xr.rows, x.device),)
     rmsnorm_fwd_kernel[grid](
         xr.tensor, rr.tensor if rr else xr.tensor, weight, y, rstd, h_new if h_new is not None else y,
         xr.rows, xr.NH, H, float(H), eps,
         xr.st, xr.sh, rr.st if rr else 0, rr.sh if rr else 0,
-        BLOCK_H=block_h, ROWS=lp.rows, HAS_RES=residual is not None, EXACT=_exact_products(), BLOCK_B=block_b,
-        num_warps=lp.warps_for(block_h + block_b), num_stages=lp.stages,
+        **meta, num_warps=warps, num_stages=program.launch.stages,
     )
     return y, rstd, h_new
 
@@ -265,12 +265,10 @@ def backward(
         dw.zero_()
         return dx, dw
 
-    import triton
-
     from cake_kernels.programs import backward as bk
 
     lp = program.launch
-    block_h = triton.next_power_of_2(H)
+    meta, warps = backward_meta(program, H, gres is not None)
     common = (
         n_rows, xr.NH, H, float(H),
         gr.st, gr.sh, xr.st, xr.sh, gres.st if gres else 0, gres.sh if gres else 0,
@@ -280,9 +278,7 @@ def backward(
         n_col = -(-H // lp.column_block)
         n_row_tasks = -(-n_rows // lp.rows)
         bk.rmsnorm_bwd_column_task_kernel[(n_col + n_row_tasks,)](
-            gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, *common, n_col,
-            BLOCK_C=lp.column_block, COL_ROWS=lp.column_rows, BLOCK_H=block_h, ROWS=lp.rows,
-            HAS_GRES=gres is not None, EXACT=_exact_products(), num_warps=lp.warps_for(block_h), num_stages=lp.stages,
+            gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, *common, n_col, **meta, num_warps=warps, num_stages=lp.stages,
         )
         return dx, dw
     P = _grid_programs(program, n_rows, x.device)
@@ -299,13 +295,37 @@ def backward(
     counter = ws.counter if ws.counter is not None else dw
     bk.rmsnorm_bwd_rows_kernel[(P,)](
         gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common,
-        BLOCK_H=block_h, ROWS=lp.rows, MODE=program.mode, FOLD=max(lp.fold // lp.rows, 1), FOLD_WS=lp.fold_in == "workspace", PREFETCH=lp.prefetch,
-        HAS_GRES=gres is not None, SINGLE=program.single_launch, EXACT=_exact_products(), RED_BLOCK=1024,
-        num_warps=lp.warps_for(block_h), num_stages=lp.stages,
+        **meta, num_warps=warps, num_stages=lp.stages,
     )
     if program.mode != 0 and not program.single_launch:
         bk.reduce_partials_kernel[(-(-H // RED_BLOCK),)](partials, dw, P, H, BLOCK=RED_BLOCK, num_warps=4)
     return dx, dw
+
+
+def forward_meta(program: Program, H: int, has_residual: bool, exact: bool | None = None) -> tuple[dict, int]:
+    """The forward kernel's compile-time arguments and warp count for rows of H columns (what
+    `forward` launches with; `cake_kernels.compile_check` compiles the same)."""
+    lp = program.launch
+    block_h, block_b = lp.tiles_for(H)
+    exact = _exact_products() if exact is None else exact
+    return (dict(BLOCK_H=block_h, ROWS=lp.rows, HAS_RES=has_residual, EXACT=exact, BLOCK_B=block_b),
+            lp.warps_for(block_h + block_b))
+
+
+def backward_meta(program: Program, H: int, has_gres: bool, exact: bool | None = None) -> tuple[dict, int]:
+    """The backward kernel's compile-time arguments and warp count (the column-task kernel for
+    `column_tasks` programs, else the rows kernel), as `backward` launches it."""
+    lp = program.launch
+    exact = _exact_products() if exact is None else exact
+    if lp.grid == "column_tasks":
+        block_h = 1 << max(H - 1, 0).bit_length()
+        return (dict(BLOCK_C=lp.column_block, COL_ROWS=lp.column_rows, BLOCK_H=block_h, ROWS=lp.rows,
+                     HAS_GRES=has_gres, EXACT=exact), lp.warps_for(block_h))
+    block_h, block_b = lp.tiles_for(H)  # two tiles for split programs
+    return (dict(BLOCK_H=block_h, ROWS=lp.rows, MODE=program.mode, FOLD=max(lp.fold // lp.rows, 1),
+                 FOLD_WS=lp.fold_in == "workspace", PREFETCH=lp.prefetch, HAS_GRES=has_gres,
+                 SINGLE=program.single_launch, EXACT=exact, RED_BLOCK=SINGLE_RED_BLOCK, BLOCK_B=block_b),
+            lp.warps_for(block_h + block_b))
 
 
 def validate_H(H: int) -> None:

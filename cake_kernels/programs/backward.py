@@ -35,7 +35,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from cake_kernels.programs.common import mul_rn, row_grad, row_offsets, to_bf16
+from cake_kernels.programs.common import mul_rn, row_grad, row_offsets, to_bf16  # noqa: F401 (row_grad: column tasks)
 
 ATOMIC, PAIR, BLOCKED, TWOSUM = 0, 1, 2, 3
 
@@ -47,8 +47,11 @@ def rmsnorm_bwd_rows_kernel(
     sgt, sgh, sxt, sxh, srt, srh,
     BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
     HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
-    FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False,
+    FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False, BLOCK_B: tl.constexpr = 0,
 ):
+    """BLOCK_B > 0: the row is held as two tiles, columns [0, BLOCK_H) (all valid) and
+    [BLOCK_H, BLOCK_H + BLOCK_B) (masked), as the forward's split programs do (programs/forward.py);
+    every per-column quantity below then exists once per tile (the `_b` names)."""
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_H)
@@ -59,9 +62,20 @@ def rmsnorm_bwd_rows_kernel(
     blk_acc = tl.zeros([BLOCK_H], dtype=tl.float32)
     tot = tl.zeros([BLOCK_H], dtype=tl.float64)
     ws_row = WS + pid.to(tl.int64) * H + cols
+    if BLOCK_B > 0:
+        cols_b = BLOCK_H + tl.arange(0, BLOCK_B)
+        cmask_b = cols_b < H
+        w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0).to(tl.float32)
+        acc_b = tl.zeros([BLOCK_B], dtype=tl.float32)
+        comp_b = tl.zeros([BLOCK_B], dtype=tl.float32)
+        blk_acc_b = tl.zeros([BLOCK_B], dtype=tl.float32)
+        tot_b = tl.zeros([BLOCK_B], dtype=tl.float64)
+        ws_row_b = WS + pid.to(tl.int64) * H + cols_b
     if MODE == 3:
         if FOLD_WS:
             tl.store(ws_row, tl.zeros([BLOCK_H], dtype=tl.float64), mask=cmask)
+            if BLOCK_B > 0:
+                tl.store(ws_row_b, tl.zeros([BLOCK_B], dtype=tl.float64), mask=cmask_b)
     n_blocks = tl.cdiv(n_rows, ROWS)
     if PREFETCH:
         # Software pipelining by hand: the next tile's g, x and rstd are loaded (as BF16, half the
@@ -69,63 +83,116 @@ def rmsnorm_bwd_rows_kernel(
         # overlaps them. Without it one tile is in flight per program, and the register-heavy
         # compensated programs run one or two programs per SM (ncu: 12.5 % occupancy), too few
         # to hide DRAM latency.
-        g_n, x_n, r_n = load_tile(G, X, RSTD, tl.arange(0, ROWS).to(tl.int64) + pid * ROWS, cols, cmask,
-                                  n_rows, NH, sgt, sgh, sxt, sxh)
+        first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+        g_n, x_n, r_n = load_tile(G, X, RSTD, first, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        if BLOCK_B > 0:
+            g_nb, x_nb, _ = load_tile(G, X, RSTD, first, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
     it = 0
     for blk in range(pid, n_blocks, nprog):
         rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
         rmask = rows < n_rows
-        mask = rmask[:, None] & cmask[None, :]
         if PREFETCH:
             g, x, rstd = g_n, x_n, r_n
             g_n, x_n, r_n = load_tile(G, X, RSTD, rows + nprog * ROWS, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+            if BLOCK_B > 0:
+                g_b, x_b = g_nb, x_nb
+                g_nb, x_nb, _ = load_tile(G, X, RSTD, rows + nprog * ROWS, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
         else:
             g, x, rstd = load_tile(G, X, RSTD, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+            if BLOCK_B > 0:
+                g_b, x_b, _ = load_tile(G, X, RSTD, rows, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
         g = g.to(tl.float32)
         x = x.to(tl.float32)
-        dx = row_grad(g, x, w, rstd, H_f)
-        if HAS_GRES:
-            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
-        if MODE == 3:
-            r = rstd[:, None]
-            xhat = mul_rn(x, r, EXACT)
-            p2 = mul_rn(g, xhat, EXACT)
-            res2 = tl.fma(g, xhat, -p2) + g * tl.fma(x, r, -xhat)
-            if ROWS == 1:
-                p = tl.sum(p2, axis=0)
-                res = tl.sum(res2, axis=0)
-            else:
-                # A tile of rows is summed by a TwoSum tree: the tile sum's rounding errors go into
-                # `res`, so a tile costs no more accuracy than its rows added one at a time (a plain
-                # FP32 tile sum would cost the whole budget headroom, DESIGN.md numerics).
-                p, res = tl.reduce((p2, res2), 0, _twosum_combine)
-            s = acc + p
-            bp = s - acc
-            comp += ((acc - (s - bp)) + (p - bp)) + res
-            acc = s
-            if it % FOLD == FOLD - 1:
-                if FOLD_WS:
-                    # The FP64 running total lives in this program's workspace row instead of
-                    # registers: 2 registers per column less (wide rows otherwise spill), for one
-                    # read-modify-write of H doubles every FOLD tiles. Only this program touches the row.
-                    tl.debug_barrier()
-                    tl.store(ws_row, tl.load(ws_row, mask=cmask, other=0.0) + (acc.to(tl.float64) + comp.to(tl.float64)), mask=cmask)
-                else:
-                    tot += acc.to(tl.float64) + comp.to(tl.float64)
-                acc = tl.zeros([BLOCK_H], dtype=tl.float32)
-                comp = tl.zeros([BLOCK_H], dtype=tl.float32)
+        if BLOCK_B > 0:
+            g_b = g_b.to(tl.float32)
+            x_b = x_b.to(tl.float32)
+            # mean(g*w*x) over the whole row: the two tiles' sums added
+            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1) + tl.sum(g_b * w_b[None, :] * x_b, axis=1), H_f)
+            _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+            _store_dx(DX, GRES, g_b, x_b, w_b, rstd, c, rows, rmask, cols_b, cmask_b, NH, srt, srh, H, HAS_GRES, EXACT)
         else:
-            p = tl.sum(g * (x * rstd[:, None]), axis=0)
-            if MODE == 2:
-                blk_acc += p
-                if it % FOLD == FOLD - 1:
-                    acc += blk_acc
-                    blk_acc = tl.zeros([BLOCK_H], dtype=tl.float32)
-            else:
-                acc += p
+            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1), H_f)
+            _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+        acc, comp, blk_acc, tot = _dw_step(g, x, rstd, acc, comp, blk_acc, tot, ws_row, cmask, it,
+                                           MODE, FOLD, FOLD_WS, ROWS, EXACT)
+        if BLOCK_B > 0:
+            acc_b, comp_b, blk_acc_b, tot_b = _dw_step(g_b, x_b, rstd, acc_b, comp_b, blk_acc_b, tot_b, ws_row_b,
+                                                       cmask_b, it, MODE, FOLD, FOLD_WS, ROWS, EXACT)
         it += 1
 
+    _dw_finish(DW, ws_row, cols, cmask, acc, comp, blk_acc, tot, MODE, FOLD_WS)
+    if BLOCK_B > 0:
+        _dw_finish(DW, ws_row_b, cols_b, cmask_b, acc_b, comp_b, blk_acc_b, tot_b, MODE, FOLD_WS)
+    if MODE == 3:
+        if SINGLE:
+            # Every thread's partial store must be issued before the one arrival below releases it.
+            tl.debug_barrier()
+            arrived = tl.atomic_add(COUNTER, 1, sem="acq_rel")
+            if arrived == nprog - 1:
+                reduce_partials_block(WS, DW, nprog, H, 0, H, RED_BLOCK)
+                tl.atomic_xchg(COUNTER, 0)
+
+
+@triton.jit
+def _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H,
+              HAS_GRES: tl.constexpr, EXACT: tl.constexpr):
+    """dx = rstd * (g*w) - x * rstd^3 * c (+ the residual gradient) of one tile, stored as BF16;
+    c = mean(g*w*x) over the whole row (`common.row_grad` for a row held as one tile)."""
+    mask = rmask[:, None] & cmask[None, :]
+    r = rstd[:, None]
+    dx = r * (g * w[None, :]) - x * ((r * r * r) * c[:, None])
+    if HAS_GRES:
+        dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+
+
+@triton.jit
+def _dw_step(g, x, rstd, acc, comp, blk_acc, tot, ws_row, cmask, it,
+             MODE: tl.constexpr, FOLD: tl.constexpr, FOLD_WS: tl.constexpr, ROWS: tl.constexpr, EXACT: tl.constexpr):
+    """One tile's contribution to this program's dw partial of these columns (the family's sum)."""
+    if MODE == 3:
+        r = rstd[:, None]
+        xhat = mul_rn(x, r, EXACT)
+        p2 = mul_rn(g, xhat, EXACT)
+        res2 = tl.fma(g, xhat, -p2) + g * tl.fma(x, r, -xhat)
+        if ROWS == 1:
+            p = tl.sum(p2, axis=0)
+            res = tl.sum(res2, axis=0)
+        else:
+            # A tile of rows is summed by a TwoSum tree: the tile sum's rounding errors go into
+            # `res`, so a tile costs no more accuracy than its rows added one at a time (a plain
+            # FP32 tile sum would cost the whole budget headroom, DESIGN.md numerics).
+            p, res = tl.reduce((p2, res2), 0, _twosum_combine)
+        s = acc + p
+        bp = s - acc
+        comp += ((acc - (s - bp)) + (p - bp)) + res
+        acc = s
+        if it % FOLD == FOLD - 1:
+            if FOLD_WS:
+                # The FP64 running total lives in this program's workspace row instead of
+                # registers: 2 registers per column less (wide rows otherwise spill), for one
+                # read-modify-write of H doubles every FOLD tiles. Only this program touches the row.
+                tl.debug_barrier()
+                tl.store(ws_row, tl.load(ws_row, mask=cmask, other=0.0) + (acc.to(tl.float64) + comp.to(tl.float64)), mask=cmask)
+            else:
+                tot += acc.to(tl.float64) + comp.to(tl.float64)
+            acc = tl.zeros(acc.shape, dtype=tl.float32)
+            comp = tl.zeros(comp.shape, dtype=tl.float32)
+    else:
+        p = tl.sum(g * (x * rstd[:, None]), axis=0)
+        if MODE == 2:
+            blk_acc += p
+            if it % FOLD == FOLD - 1:
+                acc += blk_acc
+                blk_acc = tl.zeros(blk_acc.shape, dtype=tl.float32)
+        else:
+            acc += p
+    return acc, comp, blk_acc, tot
+
+
+@triton.jit
+def _dw_finish(DW, ws_row, cols, cmask, acc, comp, blk_acc, tot, MODE: tl.constexpr, FOLD_WS: tl.constexpr):
+    """This program's dw partial of these columns: added to dw (atomic) or stored to its workspace row."""
     if MODE == 0:
         tl.atomic_add(DW + cols, acc, mask=cmask)
     elif MODE == 3:
@@ -135,13 +202,6 @@ def rmsnorm_bwd_rows_kernel(
         else:
             tot += acc.to(tl.float64) + comp.to(tl.float64)
             tl.store(ws_row, tot, mask=cmask)
-        if SINGLE:
-            # Every thread's partial store must be issued before the one arrival below releases it.
-            tl.debug_barrier()
-            arrived = tl.atomic_add(COUNTER, 1, sem="acq_rel")
-            if arrived == nprog - 1:
-                reduce_partials_block(WS, DW, nprog, H, 0, H, RED_BLOCK)
-                tl.atomic_xchg(COUNTER, 0)
     else:
         if MODE == 2:
             acc += blk_acc

@@ -1,0 +1,163 @@
+"""Compile every Triton program for a GPU target without a GPU, and read its registers and spills.
+
+    python -m cake_kernels.compile_check [--arch sm_90a] [--H 5120,8192] [--programs bwd.twosum]
+                                         [--residual] [--json]
+
+Triton's NVIDIA backend (LLVM, and the ptxas and cuobjdump it ships) compiles a kernel to a cubin
+on any machine: this catches a kernel that no longer compiles for the GPU (the CPU interpreter runs
+Python and never compiles) and shows what bounds it (registers per thread, local-memory spills,
+shared memory) before any GPU time is spent. The compile-time arguments are the runner's own
+(`runner.forward_meta`, `runner.backward_meta`), so what compiles here is what the op launches.
+The Triton version here may differ from the GPU node's; the registers are this version's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+
+from cake_kernels import registry, runner
+
+ARCHES = {"sm_80": 80, "sm_90a": 90, "sm_100a": 100}
+_PTR_W = {"fp32": "*fp32", "bf16": "*bf16"}
+
+
+@dataclass
+class Compiled:
+    program: str
+    kernel: str
+    H: int
+    residual: bool
+    num_warps: int
+    registers: int | None
+    local_bytes: int | None  # per thread: spills (and stack arrays) live there
+    shared_bytes: int | None
+    error: str | None = None
+
+
+def _fwd_signature(w: str) -> dict:
+    return {"X": "*bf16", "RES": "*bf16", "W": _PTR_W[w], "Y": "*bf16", "RSTD": "*fp32", "HNEW": "*bf16",
+            "n_rows": "i32", "NH": "i32", "H": "i32", "H_f": "fp32", "eps": "fp32",
+            "sxt": "i64", "sxh": "i64", "srt": "i64", "srh": "i64"}
+
+
+def _bwd_common(w: str) -> dict:
+    return {"G": "*bf16", "X": "*bf16", "W": _PTR_W[w], "RSTD": "*fp32", "GRES": "*bf16", "DX": "*bf16", "DW": "*fp32"}
+
+
+_BWD_TAIL = {"n_rows": "i32", "NH": "i32", "H": "i32", "H_f": "fp32",
+             "sgt": "i64", "sgh": "i64", "sxt": "i64", "sxh": "i64", "srt": "i64", "srh": "i64"}
+
+
+def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32"):
+    """(kernel function, signature, constexprs, num_warps) of each kernel the program launches."""
+    from cake_kernels.programs import backward as bk
+    from cake_kernels.programs import forward as fw
+
+    if program.op == "fwd":
+        meta, warps = runner.forward_meta(program, H, residual, exact=True)
+        return [(fw.rmsnorm_fwd_kernel, _fwd_signature(w), meta, warps)]
+    meta, warps = runner.backward_meta(program, H, residual, exact=True)
+    if program.launch.grid == "column_tasks":
+        sig = {**_bwd_common(w), **_BWD_TAIL, "n_col_tasks": "i32"}
+        return [(bk.rmsnorm_bwd_column_task_kernel, sig, meta, warps)]
+    ws = "*fp64" if program.mode == 3 else "*fp32"
+    sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL}
+    out = [(bk.rmsnorm_bwd_rows_kernel, sig, meta, warps)]
+    if program.mode != 0 and not program.single_launch:
+        out.append((bk.reduce_partials_kernel, {"WS": ws, "DW": "*fp32", "P": "i32", "H": "i32"},
+                    {"BLOCK": runner.RED_BLOCK}, 4))
+    return out
+
+
+def _tool(name: str) -> str:
+    import triton
+
+    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+
+
+def _resources(cubin: bytes) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        out = subprocess.run([_tool("cuobjdump"), "--dump-resource-usage", f.name],
+                             capture_output=True, text=True, timeout=60).stdout
+    m = re.search(r"REG:(\d+).*?SHARED:(\d+).*?LOCAL:(\d+)", out)
+    return {"registers": int(m[1]), "shared_bytes": int(m[2]), "local_bytes": int(m[3])} if m else {}
+
+
+def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_90a") -> list[Compiled]:
+    """Compile one program's kernels for `arch` at rows of H columns; one entry per kernel."""
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        raise RuntimeError("compile_check: TRITON_INTERPRET is set, so Triton does not compile; run without it")
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    if arch not in ARCHES:
+        raise ValueError(f"arch: {arch!r} is not one of {tuple(ARCHES)}")
+    prog = registry.get(name)
+    out = []
+    for fn, sig, meta, warps in kernels_of(prog, H, residual):
+        kname = fn.fn.__name__ if hasattr(fn, "fn") else fn.__name__
+        sig = {**sig, **{k: "constexpr" for k in meta}}
+        try:
+            k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=dict(meta)),
+                               target=GPUTarget("cuda", ARCHES[arch], 32), options={"num_warps": warps})
+            res = _resources(k.asm["cubin"])
+            out.append(Compiled(name, kname, H, residual, warps, res.get("registers"), res.get("local_bytes"),
+                                res.get("shared_bytes")))
+        except Exception as exc:  # a kernel that does not compile: reported, the others go on
+            out.append(Compiled(name, kname, H, residual, warps, None, None, None, f"{type(exc).__name__}: {exc}"[:2000]))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cake_kernels.compile_check", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", default="sm_90a", help=f"target: {', '.join(ARCHES)}")
+    ap.add_argument("--H", default="6144", help="comma list of hidden sizes")
+    ap.add_argument("--programs", default="", help="comma list of name prefixes (default: every Triton program)")
+    ap.add_argument("--residual", action="store_true", help="compile the residual variants (HAS_RES / HAS_GRES)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if args.arch not in ARCHES:
+        ap.error(f"--arch: {args.arch!r} is not one of {', '.join(ARCHES)}")
+    try:
+        Hs = [int(v) for v in args.H.split(",") if v.strip()]
+    except ValueError:
+        ap.error(f"--H: {args.H!r} is not a comma list of integers")
+    pfx = [p for p in args.programs.split(",") if p]
+    names = [p.name for p in registry.all_programs() if p.launch.grid != "reference"
+             and (not pfx or any(p.name.startswith(x) for x in pfx))]
+    if not names:
+        ap.error(f"--programs: {args.programs!r} matches no Triton program")
+    rows = []
+    for name in names:
+        prog = registry.get(name)
+        for H in Hs:
+            if prog.supports(H, "plain", "fp32"):
+                rows += compile_program(name, H, args.residual, args.arch)
+    if args.json:
+        print(json.dumps([asdict(r) for r in rows], indent=1))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=f"{args.arch}: registers per thread and local memory (Triton here; spills show as local bytes)")
+        for c in ("program", "kernel", "H", "warps", "regs", "local B", "shared B", "error"):
+            t.add_column(c)
+        for r in rows:
+            t.add_row(r.program, r.kernel, str(r.H), str(r.num_warps), str(r.registers), str(r.local_bytes),
+                      str(r.shared_bytes), (r.error or "")[:80])
+        Console().print(t)
+    return 1 if any(r.error for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
