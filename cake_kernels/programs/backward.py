@@ -35,7 +35,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from cake_kernels.programs.common import mul_rn, row_grad, row_offsets, to_bf16  # noqa: F401 (row_grad: column tasks)
+from cake_kernels.programs.common import mul_rn, row_grad, row_offsets, to_bf16
 
 ATOMIC, PAIR, BLOCKED, TWOSUM = 0, 1, 2, 3
 
@@ -91,6 +91,7 @@ def rmsnorm_bwd_rows_kernel(
     for blk in range(pid, n_blocks, nprog):
         rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
         rmask = rows < n_rows
+        mask = rmask[:, None] & cmask[None, :]
         if PREFETCH:
             g, x, rstd = g_n, x_n, r_n
             g_n, x_n, r_n = load_tile(G, X, RSTD, rows + nprog * ROWS, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
@@ -111,8 +112,10 @@ def rmsnorm_bwd_rows_kernel(
             _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
             _store_dx(DX, GRES, g_b, x_b, w_b, rstd, c, rows, rmask, cols_b, cmask_b, NH, srt, srh, H, HAS_GRES, EXACT)
         else:
-            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1), H_f)
-            _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+            dx = row_grad(g, x, w, rstd, H_f)
+            if HAS_GRES:
+                dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
         acc, comp, blk_acc, tot = _dw_step(g, x, rstd, acc, comp, blk_acc, tot, ws_row, cmask, it,
                                            MODE, FOLD, FOLD_WS, ROWS, EXACT)
         if BLOCK_B > 0:
