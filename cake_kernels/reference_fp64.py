@@ -66,6 +66,14 @@ def _rstd64_kernel(x_ptr, out_ptr, H, eps, BLOCK_H: tl.constexpr):
 
 
 @triton.jit
+def _gxw64(g_ptr, x_ptr, w_ptr, base, cols, m):
+    """g, x and w of one column step of a row, in FP64 (masked columns read 0)."""
+    g = tl.load(g_ptr + base + cols, mask=m, other=0.0).to(tl.float64)
+    x = tl.load(x_ptr + base + cols, mask=m, other=0.0).to(tl.float64)
+    return g, x, tl.load(w_ptr + cols, mask=m, other=0.0).to(tl.float64)
+
+
+@triton.jit
 def _dx_err_kernel(dx_ptr, g_ptr, x_ptr, w_ptr, rstd_ptr, gh_ptr, out_ptr, H, nonfinite,
                    HAS_GH: tl.constexpr, BLOCK_H: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
@@ -74,10 +82,7 @@ def _dx_err_kernel(dx_ptr, g_ptr, x_ptr, w_ptr, rstd_ptr, gh_ptr, out_ptr, H, no
     acc = tl.zeros([BLOCK_H], dtype=tl.float64)
     for s in range(0, H, BLOCK_H):
         cols = s + tl.arange(0, BLOCK_H)
-        m = cols < H
-        g = tl.load(g_ptr + base + cols, mask=m, other=0.0).to(tl.float64)
-        x = tl.load(x_ptr + base + cols, mask=m, other=0.0).to(tl.float64)
-        w = tl.load(w_ptr + cols, mask=m, other=0.0).to(tl.float64)
+        g, x, w = _gxw64(g_ptr, x_ptr, w_ptr, base, cols, cols < H)
         acc += g * w * x
     c = tl.sum(acc, axis=0) / H
     r3c = r * r * r * c
@@ -85,9 +90,7 @@ def _dx_err_kernel(dx_ptr, g_ptr, x_ptr, w_ptr, rstd_ptr, gh_ptr, out_ptr, H, no
     for s in range(0, H, BLOCK_H):
         cols = s + tl.arange(0, BLOCK_H)
         m = cols < H
-        g = tl.load(g_ptr + base + cols, mask=m, other=0.0).to(tl.float64)
-        x = tl.load(x_ptr + base + cols, mask=m, other=0.0).to(tl.float64)
-        w = tl.load(w_ptr + cols, mask=m, other=0.0).to(tl.float64)
+        g, x, w = _gxw64(g_ptr, x_ptr, w_ptr, base, cols, m)
         d = r * (g * w) - x * r3c
         if HAS_GH:
             d += tl.load(gh_ptr + base + cols, mask=m, other=0.0).to(tl.float64)

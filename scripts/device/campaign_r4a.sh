@@ -15,15 +15,7 @@ NEW=$NEW,bwd.atomic.p2x.w8.pf.sp,bwd.pair.p2x.w8.pf.sp,bwd.twosum_pair.p1x.w16.f
 NEW=$NEW,bwd.twosum.p1x.w16.fw.pf.sp,bwd.twosum.p2x.w8.fw.pf.sp
 timeout 120 python -m cake_kernels.selftest --H 512,1536,5120,6144 --T 1,4096 --families gaussian,same_sign \
   --programs $NEW --json $W/selftest-new.json > $W/selftest-new.log 2>&1; echo "selftest rc=$?"; tail -5 $W/selftest-new.log
-run() {  # name, then measure's arguments
-  local name=$1; shift
-  local left=$(( END - $(date +%s) - 10 ))
-  [ $left -lt 25 ] && { echo "$name: skipped (no time left)"; return; }
-  timeout $left python -m cake_router measure "$@" --budget-minutes $(python3 -c "print(round(($left-10)/60,2))") \
-    --work-dir $W/$name > $W/$name.log 2>&1
-  echo "$name: rc=$? $(grep -h '\] plain' $W/$name.log | wc -l) unit lines"
-  [ -f $W/$name/evidence.jsonl ] && gzip -c $W/$name/evidence.jsonl > $W/r4a-$name.jsonl.gz
-}
+PREFIX=r4a; . scripts/device/run_measure.sh
 # 2. new programs side by side with round 3's winners there (coarse grid, accuracy at T <= 4096)
 INC=bwd.column_task.c32.w4,bwd.column_task.c64.w4,bwd.atomic.p4x.w4.pf,bwd.atomic.p2x.w8.pf,bwd.pair.p2x.w8.pf
 INC=$INC,bwd.twosum.p1x.w16.fw.pf,bwd.twosum.p4x.w4.fw.pf,bwd.twosum_pair.p4x.w4.fw.pf,bwd.twosum_pair.p2x.r2.w8.fw.pf

@@ -6,15 +6,7 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 . scripts/device/setup_peers.sh > /tmp/setup_peers4.log 2>&1; cat /tmp/setup_peers4.log
 FINAL=$OUT; W=/tmp/c4b; mkdir -p $W
 END=$(( $(date +%s) + ${1:-520} ))
-run() {
-  local name=$1; shift
-  local left=$(( END - $(date +%s) - 10 ))
-  [ $left -lt 30 ] && { echo "$name: skipped (no time left)"; return; }
-  timeout $left python -m cake_router measure "$@" --budget-minutes $(python3 -c "print(round(($left-15)/60,2))") \
-    --work-dir $W/$name > $W/$name.log 2>&1
-  echo "$name: rc=$? $(grep -c records $W/$name.log) unit lines"
-  [ -f $W/$name/evidence.jsonl ] && gzip -c $W/$name/evidence.jsonl > $W/r4b-$name.jsonl.gz
-}
+PREFIX=r4b; . scripts/device/run_measure.sh
 P=fwd.row.r1.w4,fwd.row.r4.w4,fwd.persist.p2x.r1.w8,fwd.persist.p4x.r1.w4,bwd.column_task.c32.w4,bwd.column_task.c64.w4
 P=$P,bwd.pair.p2x.w8.pf,bwd.twosum.p1x.w16.fw.pf,bwd.twosum_pair.p1x.w16.fw.pf,bwd.twosum_pair.p2x.w4.fw.pf
 P=$P,bwd.twosum_pair.p2x.r2.w8.fw.pf,bwd.twosum.p2x.w8.fw.pf,bwd.twosum.p4x.w4.fw.pf
