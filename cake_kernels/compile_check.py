@@ -72,7 +72,7 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
     out = [(bk.rmsnorm_bwd_rows_kernel, sig, meta, warps)]
     if program.mode != 0 and not program.single_launch:
         out.append((bk.reduce_partials_kernel, {"WS": ws, "DW": "*fp32", "P": "i32", "H": "i32"},
-                    {"BLOCK": runner.RED_BLOCK}, 4))
+                    {"BLOCK": runner.RED_BLOCK}, runner.REDUCE_WARPS))
     return out
 
 
@@ -82,35 +82,50 @@ def _tool(name: str) -> str:
     return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
 
 
-def _resources(cubin: bytes) -> dict:
+def cuobjdump(cubin: bytes, *args: str) -> str:
+    """The output of Triton's bundled cuobjdump with `args` on a cubin."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        out = subprocess.run([_tool("cuobjdump"), "--dump-resource-usage", f.name],
-                             capture_output=True, text=True, timeout=60).stdout
-    m = re.search(r"REG:(\d+).*?SHARED:(\d+).*?LOCAL:(\d+)", out)
+        return subprocess.run([_tool("cuobjdump"), *args, f.name], capture_output=True, text=True, timeout=60).stdout
+
+
+def _resources(cubin: bytes) -> dict:
+    m = re.search(r"REG:(\d+).*?SHARED:(\d+).*?LOCAL:(\d+)", cuobjdump(cubin, "--dump-resource-usage"))
     return {"registers": int(m[1]), "shared_bytes": int(m[2]), "local_bytes": int(m[3])} if m else {}
 
 
-def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_90a") -> list[Compiled]:
-    """Compile one program's kernels for `arch` at rows of H columns; one entry per kernel."""
+def _require_compiler(arch: str) -> None:
     if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
         raise RuntimeError("compile_check: TRITON_INTERPRET is set, so Triton does not compile; run without it")
+    if arch not in ARCHES:
+        raise ValueError(f"arch: {arch!r} is not one of {tuple(ARCHES)}")
+
+
+def compile_kernel(fn, signature: dict, meta: dict, num_warps: int, arch: str = "sm_90a"):
+    """Triton's compiled kernel of `fn` for `arch` (no GPU needed). Arguments `fn` does not take are
+    dropped, so the same arguments compile an older version of a kernel too (scripts/sass_identity.py)."""
+    _require_compiler(arch)
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    if arch not in ARCHES:
-        raise ValueError(f"arch: {arch!r} is not one of {tuple(ARCHES)}")
+    params = set(fn.arg_names)
+    meta = {k: v for k, v in meta.items() if k in params}
+    sig = {**{k: v for k, v in signature.items() if k in params}, **{k: "constexpr" for k in meta}}
+    return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=meta),
+                          target=GPUTarget("cuda", ARCHES[arch], 32), options={"num_warps": num_warps})
+
+
+def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_90a") -> list[Compiled]:
+    """Compile one program's kernels for `arch` at rows of H columns; one entry per kernel."""
+    _require_compiler(arch)
     prog = registry.get(name)
     out = []
     for fn, sig, meta, warps in kernels_of(prog, H, residual):
         kname = fn.fn.__name__ if hasattr(fn, "fn") else fn.__name__
-        sig = {**sig, **{k: "constexpr" for k in meta}}
         try:
-            k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=dict(meta)),
-                               target=GPUTarget("cuda", ARCHES[arch], 32), options={"num_warps": warps})
-            res = _resources(k.asm["cubin"])
+            res = _resources(compile_kernel(fn, sig, meta, warps, arch).asm["cubin"])
             out.append(Compiled(name, kname, H, residual, warps, res.get("registers"), res.get("local_bytes"),
                                 res.get("shared_bytes")))
         except Exception as exc:  # a kernel that does not compile: reported, the others go on

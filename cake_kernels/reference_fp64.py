@@ -117,7 +117,7 @@ def dw64(g: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor) -> torch.Tensor:
         target = 4 * torch.cuda.get_device_properties(x.device).multi_processor_count
     else:
         target = 4
-    row_progs = max(1, min(triton.cdiv(rows, _BLOCK_ROWS), target // col_blocks if col_blocks < target else 1))
+    row_progs = max(1, min(triton.cdiv(rows, _BLOCK_ROWS), target // col_blocks))
     rows_per_prog = triton.cdiv(triton.cdiv(rows, row_progs), _BLOCK_ROWS) * _BLOCK_ROWS if rows else _BLOCK_ROWS
     row_progs = max(1, triton.cdiv(rows, rows_per_prog))
     part = torch.zeros((row_progs, H), dtype=torch.float64, device=x.device)

@@ -87,7 +87,7 @@ class Program:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def supports(self, H: int, form: str, w_dtype: str) -> bool:
-        if self.launch.split_h and not (H > 1 and H & (H - 1)):
+        if self.launch.split_h and self.launch.tiles_for(H)[1] == 0:
             return False  # a power of two is one tile: the split program would be its unsplit twin
         return self.H_min <= H <= self.H_max and form in self.forms and w_dtype in self.w_dtypes
 

@@ -23,6 +23,7 @@ _W_DTYPES = {torch.bfloat16: "bf16", torch.float32: "fp32"}
 # Nominal SM count when Triton runs in the CPU interpreter (keeps interpreted grids small).
 _INTERPRETER_SMS = 4
 RED_BLOCK = 256
+REDUCE_WARPS = 4
 # Columns per step of the fixed-order reduce that the last program of a single-launch `twosum` runs.
 SINGLE_RED_BLOCK = 1024
 
@@ -298,7 +299,7 @@ def backward(
         **meta, num_warps=warps, num_stages=lp.stages,
     )
     if program.mode != 0 and not program.single_launch:
-        bk.reduce_partials_kernel[(-(-H // RED_BLOCK),)](partials, dw, P, H, BLOCK=RED_BLOCK, num_warps=4)
+        bk.reduce_partials_kernel[(-(-H // RED_BLOCK),)](partials, dw, P, H, BLOCK=RED_BLOCK, num_warps=REDUCE_WARPS)
     return dx, dw
 
 
@@ -317,11 +318,10 @@ def backward_meta(program: Program, H: int, has_gres: bool, exact: bool | None =
     `column_tasks` programs, else the rows kernel), as `backward` launches it."""
     lp = program.launch
     exact = _exact_products() if exact is None else exact
+    block_h, block_b = lp.tiles_for(H)  # two tiles for split programs
     if lp.grid == "column_tasks":
-        block_h = 1 << max(H - 1, 0).bit_length()
         return (dict(BLOCK_C=lp.column_block, COL_ROWS=lp.column_rows, BLOCK_H=block_h, ROWS=lp.rows,
                      HAS_GRES=has_gres, EXACT=exact), lp.warps_for(block_h))
-    block_h, block_b = lp.tiles_for(H)  # two tiles for split programs
     return (dict(BLOCK_H=block_h, ROWS=lp.rows, MODE=program.mode, FOLD=max(lp.fold // lp.rows, 1),
                  FOLD_WS=lp.fold_in == "workspace", PREFETCH=lp.prefetch, HAS_GRES=has_gres,
                  SINGLE=program.single_launch, EXACT=exact, RED_BLOCK=SINGLE_RED_BLOCK, BLOCK_B=block_b),

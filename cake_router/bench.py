@@ -154,6 +154,11 @@ def peer_table(evidence: dict, policy: Policy, Ts=PEER_TABLE_T) -> list[PeerRow]
     return rows
 
 
+def _cell(x, fmt: str) -> str:
+    """A table cell: the number formatted, or '-' where there is none."""
+    return "-" if x is None else format(x, fmt)
+
+
 def peer_markdown(rows: list[PeerRow]) -> str:
     lines = ["## Peers against the best in-budget program", "",
              "peer/best > 1: the peer is slower. Backward peers are marked in budget or not (ROUTING-POLICY.md "
@@ -162,10 +167,8 @@ def peer_markdown(rows: list[PeerRow]) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ib = "-" if r.peer_in_budget is None else ("yes" if r.peer_in_budget else "no")
-        lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {r.best or '-'} | "
-                     f"{'-' if r.best_us is None else f'{r.best_us:.2f}'} | {r.peer} | "
-                     f"{'-' if r.peer_us is None else f'{r.peer_us:.2f}'} | "
-                     f"{'-' if r.peer_over_best is None else f'{r.peer_over_best:.3f}'} | {ib} |")
+        lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {r.best or '-'} | {_cell(r.best_us, '.2f')} | "
+                     f"{r.peer} | {_cell(r.peer_us, '.2f')} | {_cell(r.peer_over_best, '.3f')} | {ib} |")
     return "\n".join(lines) + "\n"
 
 
@@ -209,13 +212,10 @@ def markdown(rows: list[BenchRow], tgts: list[dict], header: str) -> str:
     lines = [header, "", "| op | form | H | w | T | routed program | us | fastest peer | us | peer/ours | in-budget SOTA | SOTA/ours | TB/s | of copy | routed in budget |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
-    def f(x, fmt):
-        return "-" if x is None else format(x, fmt)
-
     for r in rows:
         lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {r.program} | {r.us:.2f} | {r.fastest_peer or '-'} | "
-                     f"{f(r.fastest_peer_us, '.2f')} | {f(r.peer_over_new, '.3f')} | {r.sota or '-'} | {f(r.sota_over_new, '.3f')} | "
-                     f"{r.TBps:.2f} | {f(r.copy_fraction, '.1%')} | {'-' if r.routed_in_budget is None else ('yes' if r.routed_in_budget else 'no')} |")
+                     f"{_cell(r.fastest_peer_us, '.2f')} | {_cell(r.peer_over_new, '.3f')} | {r.sota or '-'} | {_cell(r.sota_over_new, '.3f')} | "
+                     f"{r.TBps:.2f} | {_cell(r.copy_fraction, '.1%')} | {'-' if r.routed_in_budget is None else ('yes' if r.routed_in_budget else 'no')} |")
     lines += ["", "| target | met | measured |", "|---|---|---|"]
     for t in tgts:
         met = "n/a" if t["met"] is None else ("met" if t["met"] else "**not met**")

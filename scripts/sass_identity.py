@@ -47,10 +47,6 @@ def main(argv=None) -> int:
     ap.add_argument("--H", default="512,2048,6144,8192")
     ap.add_argument("--table", default=str(ROOT / "cake_kernels" / "routes" / "sm_90a.json"))
     args = ap.parse_args(argv)
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     from cake_kernels import compile_check as cc
     from cake_kernels import registry
     from cake_kernels.programs import backward as nb
@@ -62,18 +58,9 @@ def main(argv=None) -> int:
     twin = {nb.rmsnorm_bwd_rows_kernel: ob.rmsnorm_bwd_rows_kernel,
             nb.rmsnorm_bwd_column_task_kernel: ob.rmsnorm_bwd_column_task_kernel,
             nb.reduce_partials_kernel: ob.reduce_partials_kernel, nf.rmsnorm_fwd_kernel: of.rmsnorm_fwd_kernel}
-    tool = cc._tool("cuobjdump")
 
     def sass(fn, sig, meta, warps):
-        params = set(fn.arg_names)
-        meta = {k: v for k, v in meta.items() if k in params}
-        k = triton.compile(ASTSource(fn=fn, signature={**{k: v for k, v in sig.items() if k in params},
-                                                       **{m: "constexpr" for m in meta}}, constexprs=meta),
-                           target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
-        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-            f.write(k.asm["cubin"])
-            f.flush()
-            out = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True).stdout
+        out = cc.cuobjdump(cc.compile_kernel(fn, sig, meta, warps).asm["cubin"], "-sass")
         return [re.sub(r"/\*[0-9a-f]+\*/", "", ln).strip() for ln in out.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", ln)]
 
     table = json.loads(Path(args.table).read_text())

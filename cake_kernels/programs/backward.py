@@ -57,19 +57,13 @@ def rmsnorm_bwd_rows_kernel(
     cols = tl.arange(0, BLOCK_H)
     cmask = cols < H
     w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
-    acc = tl.zeros([BLOCK_H], dtype=tl.float32)
-    comp = tl.zeros([BLOCK_H], dtype=tl.float32)
-    blk_acc = tl.zeros([BLOCK_H], dtype=tl.float32)
-    tot = tl.zeros([BLOCK_H], dtype=tl.float64)
+    acc, comp, blk_acc, tot = _dw_state(BLOCK_H)
     ws_row = WS + pid.to(tl.int64) * H + cols
     if BLOCK_B > 0:
         cols_b = BLOCK_H + tl.arange(0, BLOCK_B)
         cmask_b = cols_b < H
         w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0).to(tl.float32)
-        acc_b = tl.zeros([BLOCK_B], dtype=tl.float32)
-        comp_b = tl.zeros([BLOCK_B], dtype=tl.float32)
-        blk_acc_b = tl.zeros([BLOCK_B], dtype=tl.float32)
-        tot_b = tl.zeros([BLOCK_B], dtype=tl.float64)
+        acc_b, comp_b, blk_acc_b, tot_b = _dw_state(BLOCK_B)
         ws_row_b = WS + pid.to(tl.int64) * H + cols_b
     if MODE == 3:
         if FOLD_WS:
@@ -112,6 +106,8 @@ def rmsnorm_bwd_rows_kernel(
             _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
             _store_dx(DX, GRES, g_b, x_b, w_b, rstd, c, rows, rmask, cols_b, cmask_b, NH, srt, srh, H, HAS_GRES, EXACT)
         else:
+            # One tile: `row_grad` as before split rows existed, not `_store_dx` (the same math, but it
+            # moved the SASS of the compensated programs the shipped evidence measured).
             dx = row_grad(g, x, w, rstd, H_f)
             if HAS_GRES:
                 dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
@@ -134,6 +130,14 @@ def rmsnorm_bwd_rows_kernel(
             if arrived == nprog - 1:
                 reduce_partials_block(WS, DW, nprog, H, 0, H, RED_BLOCK)
                 tl.atomic_xchg(COUNTER, 0)
+
+
+@triton.jit
+def _dw_state(BLOCK: tl.constexpr):
+    """A program's running dw state for BLOCK columns, zeroed: FP32 sum, its TwoSum compensation,
+    the `blocked` family's block sum, and the register-held FP64 total."""
+    return (tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float32),
+            tl.zeros([BLOCK], dtype=tl.float32), tl.zeros([BLOCK], dtype=tl.float64))
 
 
 @triton.jit

@@ -110,7 +110,8 @@ def evaluate(wl, impls: dict, families, inputs_per_family: int, device, *, stop_
             eager_max, eager_med = float(e_eager.max()), float(e_eager.median())
             rstd_rel = float(torch.linalg.norm(rstd.reshape(-1).double() - r64) / torch.linalg.norm(r64)) if r64.numel() else 0.0
             pending: list[tuple[dict, torch.Tensor]] = []  # records whose dx still needs judging
-            capacity = _dx_group_capacity(xn.numel() * 2, device)
+            # The fused judge reads g and x once per dx anyway: holding dx for a group saves nothing.
+            capacity = 1 if fused else _dx_group_capacity(xn.numel() * 2, device)
 
             def judge_dx():
                 nonlocal cross_check
