@@ -38,7 +38,7 @@ def register(sub) -> None:
     p.add_argument("--next-file", default=None, help="the solver's next-measurement file (solve --next-out)")
     p.add_argument("--forms", type=_csv(str, "--forms"), default=["plain", "residual", "heads_strided", "heads_contiguous"])
     p.add_argument("--w-dtypes", type=_csv(str, "--w-dtypes"), default=["bf16", "fp32"])
-    p.add_argument("--programs", type=_csv(str, "--programs"), default=None, help="program name prefixes (default: every registered Triton program)")
+    p.add_argument("--programs", type=_csv(str, "--programs"), default=None, help="program names (exact) or name prefixes (default: every registered Triton program)")
     p.add_argument("--peers", type=_csv(str, "--peers"), default=None, help="peer names, or 'none' (default: all)")
     p.add_argument("--ops", type=_csv(str, "--ops"), default=["fwd", "bwd"], help="fwd, bwd, 2xfwd+bwd")
     p.add_argument("--sessions", type=int, default=4, help="sessions (independent processes); with --gpus, one per GPU")
@@ -94,9 +94,10 @@ def cmd_measure(args) -> int:
         raise CliError(str(exc)) from None
     programs = [p.name for p in registry.all_programs() if p.launch.grid != "reference" and (p.op in args.ops or (p.op == "bwd" and "2xfwd+bwd" in args.ops))]
     if args.programs:
-        programs = [n for n in programs if any(n.startswith(pfx) for pfx in args.programs)]
-        if not programs:
-            raise CliError(f"--programs: {args.programs} match no registered program; see cake_kernels.registry.names()")
+        try:
+            programs = campaign.select_programs(programs, args.programs)
+        except ValueError as exc:
+            raise CliError(f"--programs: {exc}; see cake_kernels.registry.names()") from None
     if args.peers is None:
         peers = list(impls.PEERS)
     elif args.peers == ["none"]:

@@ -63,6 +63,22 @@ class Plan:
     parallel: bool = False  # sessions on several GPUs at once (accuracy spread over them)
 
 
+
+def select_programs(registered: list[str], wanted: list[str]) -> list[str]:
+    """The programs `--programs` names, in registry order.
+
+    A full program name selects that program only (`bwd.pair.p2x.w8.pf`, not also its split-row
+    variant `bwd.pair.p2x.w8.pf.sp`); anything else is a name prefix (`bwd.twosum` selects the
+    family). An entry that selects nothing is an error (a typo would otherwise shrink a campaign
+    silently).
+    """
+    exact = {w for w in wanted if w in registered}
+    prefixes = [w for w in wanted if w not in exact]
+    unmatched = [w for w in prefixes if not any(n.startswith(w) for n in registered)]
+    if unmatched:
+        raise ValueError(f"{unmatched} match no registered program")
+    return [n for n in registered if n in exact or any(n.startswith(w) for w in prefixes)]
+
 def parse_T(spec: str, next_file: str | None = None) -> list[int]:
     """`coarse`, `standard`, `next` (the solver's cake-next/1 file) or a comma list of integers."""
     if spec in GRIDS:

@@ -141,12 +141,20 @@ def _explicit_bwd(g, xn, w, rstd, gh):
     return reference_backward(g, xn, w, rstd, gh)
 
 
-def _compiled(mode: str):
+def _compiled(mode: str, backend: str = "inductor"):
+    import torch._dynamo.config as dcfg
     import torch._inductor.config as icfg
 
     icfg.emulate_precision_casts = True
+    # dynamic=False compiles once per shape, and a session measures many shapes with the same two
+    # functions: past dynamo's recompile limit (8) it would silently run them eagerly and the
+    # timings would be eager PyTorch's under the compiled peer's name. Raise the limit, and make
+    # hitting it an error (recorded as the peer's failure) rather than a silent fallback.
+    dcfg.recompile_limit = max(dcfg.recompile_limit, 4096)
+    dcfg.fail_on_recompile_limit_hit = True
     kw = {"mode": "max-autotune-no-cudagraphs"} if mode == "max_autotune" else {}
-    return torch.compile(_explicit_fwd, dynamic=False, **kw), torch.compile(_explicit_bwd, dynamic=False, **kw)
+    return (torch.compile(_explicit_fwd, dynamic=False, backend=backend, **kw),
+            torch.compile(_explicit_bwd, dynamic=False, backend=backend, **kw))
 
 
 def _check_version(name: str):

@@ -164,3 +164,13 @@ def test_budget_stops_between_waves(tmp_path, monkeypatch):
     lines = (tmp_path / "order.log").read_text().splitlines()
     assert 2 <= len(lines) < 12  # stopped cleanly at a wave boundary, before the plan was done
     assert len(lines) % 2 == 0  # whole waves only
+
+
+def test_programs_full_names_are_exact_other_entries_are_prefixes():
+    reg = ["bwd.pair.p2x.w8", "bwd.pair.p2x.w8.pf", "bwd.pair.p2x.w8.pf.sp", "bwd.twosum.p1x.w8", "fwd.row.r1.w4"]
+    assert campaign.select_programs(reg, ["bwd.pair.p2x.w8.pf"]) == ["bwd.pair.p2x.w8.pf"]
+    assert campaign.select_programs(reg, ["bwd.pair.p2x.w8.pf.sp", "fwd.row.r1.w4"]) == ["bwd.pair.p2x.w8.pf.sp", "fwd.row.r1.w4"]
+    assert campaign.select_programs(reg, ["bwd.pair.p2x.w8.p"]) == ["bwd.pair.p2x.w8.pf", "bwd.pair.p2x.w8.pf.sp"]
+    assert campaign.select_programs(reg, ["fwd.row.r1.w4", "bwd.twosum"]) == ["bwd.twosum.p1x.w8", "fwd.row.r1.w4"]
+    with pytest.raises(ValueError, match=r"\['bwd.twosum.p9x'\] match no registered program"):
+        campaign.select_programs(reg, ["bwd.pair.p2x.w8", "bwd.twosum.p9x"])

@@ -34,3 +34,31 @@ def test_missing_peer_is_unavailable_with_the_reason(monkeypatch):
     monkeypatch.setitem(sys.modules, "quack", None)  # import fails as if not installed
     with pytest.raises(impls.PeerUnavailable, match="quack is not importable"):
         impls._check_version("peer.quack.heuristic")
+
+
+def test_compiled_peer_compiles_every_shape_of_a_session(monkeypatch):
+    """A session times many shapes with the same two compiled functions (dynamic=False): past
+    dynamo's default recompile limit (8) they would silently run eagerly under the compiled peer's
+    name. Twelve shapes here must all compile (dynamo's backend-independent bookkeeping is what is
+    checked, so the eager backend keeps this fast on the CPU)."""
+    import torch
+    import torch._dynamo
+    import torch._dynamo.config as dcfg
+    import torch._inductor.config as icfg
+
+    for mod, name in ((dcfg, "recompile_limit"), (dcfg, "fail_on_recompile_limit_hit"), (icfg, "emulate_precision_casts")):
+        monkeypatch.setattr(mod, name, getattr(mod, name))  # restored after the test
+    torch._dynamo.reset()
+    f_fwd, f_bwd = impls._compiled("default", backend="eager")
+    assert dcfg.fail_on_recompile_limit_hit and icfg.emulate_precision_casts
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    for T in range(1, 13):
+        x = torch.randn(T, 64).to(torch.bfloat16)
+        w = torch.ones(64)
+        y, rstd, _ = f_fwd(x, w, None)
+        dx, dw = f_bwd(torch.randn_like(x), x, w, rstd, None)
+        assert dw.dtype == torch.float32 and dx.shape == x.shape
+    assert counters["stats"]["unique_graphs"] >= 24  # one graph per shape and function: none fell back
+    torch._dynamo.reset()
