@@ -103,3 +103,15 @@ def test_oracle_mismatch_is_loud():
     with pytest.raises(accuracy.OracleMismatch, match=r"dx\[0\]"):
         accuracy._check_oracles(t, t, t, t, [0.5], [0.51], "here")
     accuracy._check_oracles(t, t, t, t, [accuracy.NONFINITE], [float("nan")], "here")  # NaN = capped breach
+
+
+def test_nonfinite_statistics_become_the_finite_breach_value():
+    """JSON has no NaN or inf: a peer's NaN dw (Liger on a strided head view, seen on the H200)
+    must still give a valid record, as a breach."""
+    import math
+
+    from cake_router.measure import accuracy as acc_mod
+
+    assert acc_mod._finite(float("nan")) == acc_mod.NONFINITE
+    assert acc_mod._finite(math.inf) == acc_mod.NONFINITE
+    assert acc_mod._finite(0.25) == 0.25
