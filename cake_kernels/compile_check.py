@@ -62,7 +62,8 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
 
     if program.op == "fwd":
         meta, warps = runner.forward_meta(program, H, residual, exact=True)
-        return [(fw.rmsnorm_fwd_kernel, _fwd_signature(w), meta, warps)]
+        kernel = fw.rmsnorm_fwd_prefetch_kernel if program.launch.prefetch else fw.rmsnorm_fwd_kernel
+        return [(kernel, _fwd_signature(w), meta, warps)]
     meta, warps = runner.backward_meta(program, H, residual, exact=True)
     if program.launch.grid == "column_tasks":
         sig = {**_bwd_common(w), **_BWD_TAIL, "n_col_tasks": "i32"}
@@ -70,9 +71,10 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
     ws = "*fp64" if program.mode == 3 else "*fp32"
     sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL}
     out = [(bk.rmsnorm_bwd_rows_kernel, sig, meta, warps)]
-    if program.mode != 0 and not program.single_launch:
-        out.append((bk.reduce_partials_kernel, {"WS": ws, "DW": "*fp32", "P": "i32", "H": "i32"},
-                    {"BLOCK": runner.RED_BLOCK}, runner.REDUCE_WARPS))
+    spec = runner.reduce_meta(program, H)
+    if spec is not None:
+        kname, _, rmeta, rwarps = spec
+        out.append((getattr(bk, kname), {"WS": ws, "DW": "*fp32", "P": "i32", "H": "i32"}, rmeta, rwarps))
     return out
 
 

@@ -34,6 +34,9 @@ class LaunchPolicy:
     prefetch: persistent backward programs load the next tile while working on this one.
     split_h: programs hold a row whose H is not a power of two as two power-of-two tiles (largest
     power of two <= H, plus the rest) instead of one tile padded to next_pow2(H).
+    reduce: how a two-launch backward program sums its [P, H] partials: `serial` (8 partial rows
+    per step in H / 256 programs) or `wide` (128 partial rows per step in H / 32 programs; names
+    end `.wr`). Both are fixed-order, so both are deterministic.
     """
 
     grid: str
@@ -47,10 +50,13 @@ class LaunchPolicy:
     fold_in: str = "registers"
     prefetch: bool = False
     split_h: bool = False
+    reduce: str = "serial"
 
     def __post_init__(self) -> None:
         if self.fold_in not in ("registers", "workspace"):
             raise ValueError(f"fold_in: {self.fold_in!r} is not one of ('registers', 'workspace')")
+        if self.reduce not in ("serial", "wide"):
+            raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide')")
 
     def tiles_for(self, H: int) -> tuple[int, int]:
         """(first tile, second tile) widths for rows of H columns; the second is 0 when unsplit."""
@@ -93,7 +99,10 @@ class Program:
 
     @property
     def fingerprint(self) -> str:
-        return _fingerprint(self.name, self.kernel_module, json.dumps(asdict(self.launch), sort_keys=True), self.mode, self.single_launch)
+        launch = asdict(self.launch)
+        if launch["reduce"] == "serial":
+            del launch["reduce"]  # the field's default: programs from before it keep their launch JSON
+        return _fingerprint(self.name, self.kernel_module, json.dumps(launch, sort_keys=True), self.mode, self.single_launch)
 
     def evidence_record(self) -> dict:
         """This program as a `cake-evidence/1` program record."""
@@ -142,6 +151,20 @@ def _catalog() -> list[Program]:
             f"{base}.sp", "fwd", "row" if grid == "row_blocks" else "persistent", True,
             LaunchPolicy(grid, rows=rows, warps=warps, programs_per_sm=ppsm, split_h=True),
             f"as {base}, the row held as two power-of-two tiles (H not a power of two only)", fwd_mod))
+    # Persistent forward with the next tile prefetched and the weight re-read per tile
+    # (programs/forward.py, rmsnorm_fwd_prefetch_kernel), whole rows and split rows.
+    # Registers bound what it gains (cake_kernels.compile_check): at H 8192 the prefetched row takes a
+    # program from 123 to 177 registers, one program per SM instead of two, so only narrow rows and
+    # split rows (H 5120: 112 registers, two programs per SM holding two rows each) are registered.
+    for ppsm, rows, warps, split in ((4, 1, 4, False), (8, 1, 4, False), (2, 1, 16, False), (8, 2, 4, False),
+                                     (4, 1, 4, True), (8, 1, 4, True), (2, 1, 16, True)):
+        name = f"fwd.persist.p{ppsm}x.r{rows}.w{warps}.pf" + (".sp" if split else "")
+        progs.append(Program(
+            name, "fwd", "persistent", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, prefetch=True, split_h=split),
+            f"persistent grid of {ppsm} programs per SM, {rows}-row tiles, {warps}+ warps, next tile prefetched, weight "
+            "re-read per tile" + (", the row held as two power-of-two tiles (H not a power of two only)" if split else ""),
+            fwd_mod))
     for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         progs.append(Program(
@@ -235,6 +258,28 @@ def _catalog() -> list[Program]:
                          split_h=True),
             f"as {base}, the row held as two power-of-two tiles (H not a power of two only)", bwd_mod, mode=TWOSUM,
             single_launch=fam == "twosum"))
+    # Wide reduce (`.wr`): the compensated two-launch shapes that won somewhere in rounds 1-4, and
+    # more resident programs for narrow rows. On the H200 a persistent backward program keeps about
+    # two tiles in flight (this one and the prefetched next), and the rounds-1-4 times follow bytes
+    # in flight per SM: H 512 with 4 programs per SM had 16 KB in flight and reached 52 % of copy
+    # bandwidth at T = 1M, H 2048 with 32 KB reached 90 %. At H <= 1024 a program needs 54 registers
+    # (4 warps) or fewer, so 8 programs per SM fit (16 of 1-2 warps for the 256-wide head rows);
+    # more programs mean more [P, H] partials, which the wide reduce sums in a few steps, not P / 8.
+    for ppsm, rows, warps, split, h_max in (
+            (1, 1, 16, False, H_MAX), (2, 1, 8, False, H_MAX), (2, 1, 4, False, H_MAX), (4, 1, 4, False, H_MAX),
+            (2, 2, 8, False, H_MAX), (2, 1, 16, False, narrow), (8, 1, 4, False, 1024), (8, 1, 2, False, 1024),
+            (16, 1, 2, False, 256), (16, 1, 1, False, 256), (1, 1, 16, True, H_MAX), (2, 1, 8, True, H_MAX), (2, 1, 16, True, H_MAX)):
+        sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.fw.pf.wr" + (".sp" if split else "")
+        limit = f"; H <= {h_max}" if h_max != H_MAX else ""
+        tile = (f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step") + ", next tile prefetched"
+        tile += ", the row held as two power-of-two tiles (H not a power of two only)" if split else ""
+        progs.append(Program(
+            f"bwd.twosum_pair.{sfx}", "bwd", "twosum_pair", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, fold=256, fold_in=WS, prefetch=True,
+                         split_h=split, reduce="wide"),
+            f"error-free products + TwoSum per thread ({tile}), FP64 fold every 256 rows in the program's FP64 "
+            f"workspace row, [P, H] FP64 partials + wide fixed-order reduce kernel ({ppsm} programs/SM{limit})",
+            bwd_mod, mode=TWOSUM, H_max=h_max))
     for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
         progs.append(Program(
             f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,

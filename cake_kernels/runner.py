@@ -26,6 +26,10 @@ RED_BLOCK = 256
 REDUCE_WARPS = 4
 # Columns per step of the fixed-order reduce that the last program of a single-launch `twosum` runs.
 SINGLE_RED_BLOCK = 1024
+# The `.wr` programs' reduce (programs/backward.py, reduce_partials_wide_kernel): columns per
+# program and partial rows per step.
+WIDE_RED_COLS = 32
+WIDE_RED_ROWS = 128
 
 
 @dataclass(frozen=True)
@@ -195,11 +199,12 @@ def forward(
     h_new = _out("h_out", h_out, x.shape, torch.bfloat16, x.device) if residual is not None else None
     if xr.rows == 0:
         return y, rstd, h_new
-    from cake_kernels.programs.forward import rmsnorm_fwd_kernel
+    from cake_kernels.programs import forward as fw
 
     meta, warps = forward_meta(program, H, residual is not None)
     grid = (_grid_programs(program, xr.rows, x.device),)
-    rmsnorm_fwd_kernel[grid](
+    kernel = fw.rmsnorm_fwd_prefetch_kernel if program.launch.prefetch else fw.rmsnorm_fwd_kernel
+    kernel[grid](
         xr.tensor, rr.tensor if rr else xr.tensor, weight, y, rstd, h_new if h_new is not None else y,
         xr.rows, xr.NH, H, float(H), eps,
         xr.st, xr.sh, rr.st if rr else 0, rr.sh if rr else 0,
@@ -298,9 +303,23 @@ def backward(
         gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common,
         **meta, num_warps=warps, num_stages=lp.stages,
     )
-    if program.mode != 0 and not program.single_launch:
-        bk.reduce_partials_kernel[(-(-H // RED_BLOCK),)](partials, dw, P, H, BLOCK=RED_BLOCK, num_warps=REDUCE_WARPS)
+    spec = reduce_meta(program, H)
+    if spec is not None:
+        kname, grid, rmeta, rwarps = spec
+        getattr(bk, kname)[grid](partials, dw, P, H, **rmeta, num_warps=rwarps)
     return dx, dw
+
+
+def reduce_meta(program: Program, H: int) -> tuple[str, tuple[int], dict, int] | None:
+    """(kernel name in programs/backward.py, grid, compile-time arguments, warps) of the fixed-order
+    partials reduce a two-launch backward program runs after its rows kernel; None for programs
+    without one (atomic, single-launch, column-task)."""
+    if program.op != "bwd" or program.launch.grid != "persistent" or program.mode == 0 or program.single_launch:
+        return None
+    if program.launch.reduce == "wide":
+        return ("reduce_partials_wide_kernel", (-(-H // WIDE_RED_COLS),),
+                dict(BLOCK_P=WIDE_RED_ROWS, BLOCK_C=WIDE_RED_COLS), REDUCE_WARPS)
+    return "reduce_partials_kernel", (-(-H // RED_BLOCK),), dict(BLOCK=RED_BLOCK), REDUCE_WARPS
 
 
 def forward_meta(program: Program, H: int, has_residual: bool, exact: bool | None = None) -> tuple[dict, int]:

@@ -250,6 +250,27 @@ def reduce_partials_block(WS, DW, P, H, col_start, col_end, BLOCK: tl.constexpr)
 
 
 @triton.jit
+def reduce_partials_wide_kernel(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+    """The `.wr` programs' reduce: one program per BLOCK_C columns sums the P partial rows in
+    [BLOCK_P, BLOCK_C] tiles, FP64, always the same tiles and tree (deterministic).
+
+    Why not `reduce_partials_kernel`: it walks the P rows 8 at a time, one dependent L2 round trip
+    per step, in H / 256 programs. At P = 528 (4 programs per SM) that is 66 serial steps, about
+    40-90 us on the H200 whatever T is (T = 65536, H 512: 183 us in all against 96 us for 1/16 of
+    the T = 1M time); a tile of 128 partial rows makes it 5 steps in H / 32 programs.
+    """
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cmask = cols < H
+    acc = tl.zeros([BLOCK_C], dtype=tl.float64)
+    for p0 in range(0, P, BLOCK_P):
+        ps = tl.arange(0, BLOCK_P).to(tl.int64) + p0
+        m = (ps < P)[:, None] & cmask[None, :]
+        part = tl.load(WS + ps[:, None] * H + cols[None, :], mask=m, other=0.0, cache_modifier=".cg")
+        acc += tl.sum(part.to(tl.float64), axis=0)
+    tl.store(DW + cols, acc.to(tl.float32), mask=cmask)
+
+
+@triton.jit
 def reduce_partials_kernel(WS, DW, P, H, BLOCK: tl.constexpr):
     """One program per BLOCK columns: the fixed-order reduce of the `pair` families."""
     c0 = tl.program_id(0) * BLOCK

@@ -73,3 +73,78 @@ def rmsnorm_fwd_kernel(
         y = (x * rstd[:, None]) * w[None, :]
         tl.store(Y + out, to_bf16(y, EXACT), mask=mask)
         tl.store(RSTD + rows, rstd, mask=rmask)
+
+
+@triton.jit
+def _load_rows(X, RES, rows, n_rows, NH, sxt, sxh, srt, srh, cols, cmask, HAS_RES: tl.constexpr):
+    """x (and the residual, else x again) of a tile of rows, as stored (BF16); masked lanes read 0."""
+    mask = (rows < n_rows)[:, None] & cmask[None, :]
+    x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0)
+    if HAS_RES:
+        u = tl.load(RES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0)
+    else:
+        u = x
+    return x, u
+
+
+@triton.jit
+def _add_residual(x, u, HNEW, out, mask, HAS_RES: tl.constexpr, EXACT: tl.constexpr):
+    """The row in FP32; with a residual, h_new = BF16(x + residual) is stored and is the row."""
+    x = x.to(tl.float32)
+    if HAS_RES:
+        h = to_bf16(x + u.to(tl.float32), EXACT)
+        tl.store(HNEW + out, h, mask=mask)
+        x = h.to(tl.float32)
+    return x
+
+
+@triton.jit
+def rmsnorm_fwd_prefetch_kernel(
+    X, RES, W, Y, RSTD, HNEW,
+    n_rows, NH, H, H_f, eps,
+    sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
+    BLOCK_B: tl.constexpr = 0,
+):
+    """Persistent forward with the next tile prefetched (`prefetch` in the launch policy, names
+    ending `.pf`): the same math and rounding as `rmsnorm_fwd_kernel`.
+
+    Why: a forward program holds a row in registers from load to store, so the register file bounds
+    the rows in flight per SM (at H 5120-8192, 123 registers per thread and two rows per SM; the
+    H200 then reads at 75-87 % of copy bandwidth). Here the next tile's load is issued before this
+    tile is normalised, and the weight is re-read each tile (an L1 hit) instead of held in
+    registers, which pays for the prefetched tile's registers.
+    """
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    cols_b = BLOCK_H + tl.arange(0, max(BLOCK_B, 1))
+    cmask_b = cols_b < H
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+    x_n, u_n = _load_rows(X, RES, first, n_rows, NH, sxt, sxh, srt, srh, cols, cmask, HAS_RES)
+    if BLOCK_B > 0:
+        x_nb, u_nb = _load_rows(X, RES, first, n_rows, NH, sxt, sxh, srt, srh, cols_b, cmask_b, HAS_RES)
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        mask = rmask[:, None] & cmask[None, :]
+        out = rows[:, None] * H + cols[None, :]
+        x, u = x_n, u_n
+        x_n, u_n = _load_rows(X, RES, rows + nprog * ROWS, n_rows, NH, sxt, sxh, srt, srh, cols, cmask, HAS_RES)
+        x = _add_residual(x, u, HNEW, out, mask, HAS_RES, EXACT)
+        if BLOCK_B > 0:
+            mask_b = rmask[:, None] & cmask_b[None, :]
+            out_b = rows[:, None] * H + cols_b[None, :]
+            x_b, u_b = x_nb, u_nb
+            x_nb, u_nb = _load_rows(X, RES, rows + nprog * ROWS, n_rows, NH, sxt, sxh, srt, srh, cols_b, cmask_b, HAS_RES)
+            x_b = _add_residual(x_b, u_b, HNEW, out_b, mask_b, HAS_RES, EXACT)
+            rstd = rstd_of_sumsq(tl.sum(x * x, axis=1) + tl.sum(x_b * x_b, axis=1), H_f, eps)
+            w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0).to(tl.float32)
+            tl.store(Y + out_b, to_bf16((x_b * rstd[:, None]) * w_b[None, :], EXACT), mask=mask_b)
+        else:
+            rstd = rstd_of(x, H_f, eps)
+        w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+        tl.store(Y + out, to_bf16((x * rstd[:, None]) * w[None, :], EXACT), mask=mask)
+        tl.store(RSTD + rows, rstd, mask=rmask)

@@ -50,7 +50,9 @@ def test_registry_contract():
     for p in progs:
         lp = p.launch
         assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
-        assert lp.prefetch == p.name.removesuffix(".sp").endswith(".pf"), p.name
+        parts = p.name.split(".")
+        assert lp.prefetch == ("pf" in parts), p.name
+        assert (lp.reduce == "wide") == ("wr" in parts), p.name
         assert lp.split_h == p.name.endswith(".sp"), p.name
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
@@ -91,6 +93,42 @@ def test_split_row_programs(name):
 def test_launch_policy_rejects_an_unknown_fold_location():
     with pytest.raises(ValueError, match="fold_in"):
         registry.LaunchPolicy("persistent", fold_in="shared")
+    with pytest.raises(ValueError, match="reduce: 'tree' is not one of"):
+        registry.LaunchPolicy("persistent", reduce="tree")
+
+
+WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "wide"]
+
+
+@pytest.mark.parametrize("name", WIDE_REDUCE_PROGRAMS)
+def test_wide_reduce_programs_match_their_serial_twin(name):
+    """`.wr` programs differ from their serial-reduce twin only in the partials reduce: dx is
+    bitwise equal and dw equal up to the FP64 summation order of the partials (FP32 result)."""
+    twin = name.replace(".wr", "")
+    prog = registry.get(name)
+    assert prog.launch.reduce == "wide" and runner.reduce_meta(prog, 512)[0] == "reduce_partials_wide_kernel"
+    for H, T in ((256, 300), (1000, 41)):
+        if not prog.supports(H, "plain", "fp32"):
+            continue
+        inp = inputs("same_sign", T, H, "fp32", seed=T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        if twin in registry.names("bwd"):
+            dx2, dw2, _ = run_backward_checked(registry.get(twin), inp)
+            assert torch.equal(dx, dx2)
+            torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+
+
+def test_wide_reduce_sums_more_partials_than_one_tile():
+    """P above the wide reduce's 128-row tile (and not a multiple of it): the fixed-order FP64 sum
+    of every partial row, through the kernel the `.wr` programs launch."""
+    from cake_kernels.programs import backward as bk
+
+    P, H = 301, 70
+    ws = torch.randn(P, H, dtype=torch.float64)
+    dw = torch.full((H,), float("nan"), dtype=torch.float32)
+    bk.reduce_partials_wide_kernel[(-(-H // runner.WIDE_RED_COLS),)](
+        ws, dw, P, H, BLOCK_P=runner.WIDE_RED_ROWS, BLOCK_C=runner.WIDE_RED_COLS)
+    torch.testing.assert_close(dw, ws.sum(0).float(), rtol=1e-6, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", FAMILY_REPRESENTATIVES)
@@ -104,7 +142,10 @@ def test_family_representative_full_matrix(name, H):
 
 @pytest.mark.parametrize("name", TRITON_PROGRAMS)
 def test_every_program(name):
-    for H, T in ((7, 0), (7, 1), (256, 65), (1000, 2), (512, 63)):
+    prog = registry.get(name)
+    shapes = [(H, T) for H, T in ((7, 0), (7, 1), (256, 65), (1000, 2), (512, 63)) if H <= prog.H_max]
+    assert len(shapes) >= 3  # every program takes H up to 256 at least
+    for H, T in shapes:
         _run(name, inputs("gaussian", T, H, "bf16" if T % 2 else "fp32", seed=T))
 
 
