@@ -7,7 +7,8 @@
 #   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 ... -d .whl \
 #     liger-kernel==0.8.5 quack-kernels==0.6.5 nvidia-cutlass-dsl==4.8.1 nvidia-cutlass-dsl-libs-base==4.8.1 \
 #     nvidia-cutlass-dsl-libs-core==4.8.1 nvidia-cutlass-dsl-libs-cu13==4.8.1 apache-tvm-ffi==0.1.15.post2 torch-c-dlpack-ext
-#   split -b 46m nvidia_cutlass_dsl_libs_cu13-*.whl cu13.part.   (aa -> .whlA, ab -> .whlB)
+#   split -b 46m nvidia_cutlass_dsl_libs_cu13-*.whl cu13.part.   (aa -> .whlA, ab -> .whlB; apache_tvm_ffi and
+#   nvidia_cutlass_dsl_libs_base travel in .whlB too, so each call stays under 64 MiB with the tree)
 # Source it: `. scripts/device/setup_peers.sh`; it exports PYTHONPATH.
 set -u
 SITE=/tmp/site
