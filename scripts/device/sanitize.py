@@ -23,7 +23,8 @@ from cake_kernels.inputs import make_inputs
 # tile, the widest H, and both head views (the strided one reads a slice of a wider tensor).
 ODD = [(1, 1, "plain", "fp32"), (7, 3, "plain", "bf16"), (1000, 65, "plain", "fp32"), (4095, 17, "plain", "bf16"),
        (6144, 33, "residual", "fp32"), (16384, 2, "plain", "fp32"), (256, 5, "heads_strided", "bf16"),
-       (256, 3, "heads_contiguous", "fp32"), (2049, 1031, "plain", "fp32")]
+       (256, 3, "heads_contiguous", "fp32"), (2049, 1031, "plain", "fp32"), (256, 1, "heads_strided", "fp32"),
+       (256, 64, "heads_strided", "fp32"), (512, 1, "plain", "fp32")]
 SMALL = [(1000, 65, "plain", "fp32"), (4095, 17, "residual", "bf16"), (256, 5, "heads_strided", "fp32")]
 
 
