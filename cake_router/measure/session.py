@@ -117,6 +117,13 @@ def _accuracy_unit(doc, unit, base, acc_fns, failures, device, deadline):
     return out
 
 
+def write_failures(path: Path, unit_key: str, failures: list[tuple[str, BaseException]]) -> None:
+    """Append one `{"unit", "impl", "error"}` line per failure of a unit to the session's failures file."""
+    with open(path, "a") as f:
+        for name, exc in failures:
+            f.write(json.dumps({"unit": unit_key, "impl": name, "error": f"{type(exc).__name__}: {exc}"[:500]}) + "\n")
+
+
 def main(argv=None) -> int:
     argv = argv if argv is not None else sys.argv[1:]
     spec_path, s = Path(argv[0]), int(argv[1])
@@ -185,11 +192,19 @@ def main(argv=None) -> int:
             # Out of memory in a fresh process: this unit does not fit next to the harness. Record it
             # as measured with no records, so that the campaign goes on and the reason is kept.
             records, failures = [], [("unit", exc)]
+        except RuntimeError as exc:
+            if "CUDA error" not in str(exc):
+                raise
+            # A CUDA error (an illegal address, say) is sticky: this process cannot go on, and the
+            # next wave's fresh process retries the unit. The failures gathered so far name the
+            # implementation whose capture or replay raised it; keep them, or the crash is anonymous.
+            write_failures(failures_path, unit.key, failures + [("unit", exc)])
+            culprits = ", ".join(name for name, _ in failures) or "no implementation recorded"
+            print(f"[{session}] {unit.key}: CUDA error ({culprits}); ending this process", file=sys.stderr, flush=True)
+            raise
         torch.cuda.empty_cache()
         _append(path, progress, unit.key, records)
-        with open(failures_path, "a") as f:
-            for name, exc in failures:
-                f.write(json.dumps({"unit": unit.key, "impl": name, "error": f"{type(exc).__name__}: {exc}"[:500]}) + "\n")
+        write_failures(failures_path, unit.key, failures)
         print(f"[{session}] {unit.key}: {len(records)} records, {len(failures)} failures, {time.time() - t0:.1f}s", file=sys.stderr, flush=True)
         if any(isinstance(exc, torch.cuda.OutOfMemoryError) for _, exc in failures):
             return 0  # an implementation ran out of memory: the next unit starts in a fresh process

@@ -174,3 +174,32 @@ def test_programs_full_names_are_exact_other_entries_are_prefixes():
     assert campaign.select_programs(reg, ["fwd.row.r1.w4", "bwd.twosum"]) == ["bwd.twosum.p1x.w8", "fwd.row.r1.w4"]
     with pytest.raises(ValueError, match=r"\['bwd.twosum.p9x'\] match no registered program"):
         campaign.select_programs(reg, ["bwd.pair.p2x.w8", "bwd.twosum.p9x"])
+
+
+def test_a_cuda_error_ends_the_session_and_names_the_implementation(tmp_path, monkeypatch, capsys):
+    """A sticky CUDA error inside a unit: the session process re-raises (a fresh process retries the
+    unit), but first writes the failures gathered so far, which name the implementation whose
+    capture raised it, so the crash is attributable."""
+    from types import SimpleNamespace
+
+    from cake_router.measure import protocol, session
+
+    monkeypatch.setattr(session.torch.cuda, "get_device_properties", lambda dev: SimpleNamespace(name="fake", multi_processor_count=4))
+    monkeypatch.setattr(campaign, "provenance", lambda run_id, arch, name, sms: {"kind": "run", "run_id": run_id})
+    monkeypatch.setattr(protocol, "copy_bandwidth_TBps", lambda dev: 1.0)
+
+    def crashing_unit(doc, unit, s, sess, base, failures, device):
+        failures.append(("bwd.example:bwd", RuntimeError("CUDA error: an illegal memory access was encountered")))
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(session, "_time_unit", crashing_unit)
+    doc = {"units": [{"H": 256, "form": "heads_strided", "w_dtype": "fp32", "T": 1}], "run_prefix": "t", "arch": "sm_90a",
+           "programs": [], "peers": [], "sessions": 1, "deadline": None}
+    spec = tmp_path / "plan-s1.json"
+    spec.write_text(json.dumps(doc))
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        session.main([str(spec), "0"])
+    lines = [json.loads(x) for x in (tmp_path / "session-s1.failures.jsonl").read_text().splitlines()]
+    assert [(x["unit"], x["impl"]) for x in lines] == [("heads_strided/H256/fp32/T1", "bwd.example:bwd"),
+                                                         ("heads_strided/H256/fp32/T1", "unit")]
+    assert "CUDA error (bwd.example:bwd); ending this process" in capsys.readouterr().err
