@@ -69,8 +69,14 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
         sig = {**_bwd_common(w), **_BWD_TAIL, "n_col_tasks": "i32"}
         return [(bk.rmsnorm_bwd_column_task_kernel, sig, meta, warps)]
     ws = "*fp64" if program.mode == 3 else "*fp32"
-    sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL}
-    out = [(bk.rmsnorm_bwd_rows_kernel, sig, meta, warps)]
+    if program.launch.loads == "tma":
+        desc = f"tensordesc<bf16[{meta['ROWS']}, {meta['BLOCK_H']}]>"
+        sig = {"GD": desc, "XD": desc, "W": _PTR_W[w], "RSTD": "*fp32", "GRES": "*bf16", "DX": "*bf16", "WS": ws,
+               "n_rows": "i32", "NH": "i32", "H": "i32", "H_f": "fp32", "srt": "i64", "srh": "i64"}
+        out = [(bk.rmsnorm_bwd_tma_kernel, sig, meta, warps)]
+    else:
+        sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL}
+        out = [(bk.rmsnorm_bwd_rows_kernel, sig, meta, warps)]
     spec = runner.reduce_meta(program, H)
     if spec is not None:
         kname, _, rmeta, rwarps = spec

@@ -37,6 +37,9 @@ class LaunchPolicy:
     reduce: how a two-launch backward program sums its [P, H] partials: `serial` (8 partial rows
     per step in H / 256 programs) or `wide` (128 partial rows per step in H / 32 programs; names
     end `.wr`). Both are fixed-order, so both are deterministic.
+    loads: how a backward program reads g and x: `pointer` (masked loads into registers) or `tma`
+    (tensor descriptors, software-pipelined `stages` deep through shared memory; names end `.tma`).
+    TMA needs a 16-byte aligned base and row stride: rows of H % 8 == 0 BF16 values, one row stride.
     """
 
     grid: str
@@ -51,12 +54,15 @@ class LaunchPolicy:
     prefetch: bool = False
     split_h: bool = False
     reduce: str = "serial"
+    loads: str = "pointer"
 
     def __post_init__(self) -> None:
         if self.fold_in not in ("registers", "workspace"):
             raise ValueError(f"fold_in: {self.fold_in!r} is not one of ('registers', 'workspace')")
         if self.reduce not in ("serial", "wide"):
             raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide')")
+        if self.loads not in ("pointer", "tma"):
+            raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma')")
 
     def tiles_for(self, H: int) -> tuple[int, int]:
         """(first tile, second tile) widths for rows of H columns; the second is 0 when unsplit."""
@@ -90,18 +96,25 @@ class Program:
     forms: tuple[str, ...] = FORMS
     w_dtypes: tuple[str, ...] = W_DTYPES
     runnable: bool = True
+    # The program launched instead when an input's layout does not allow this one's loads (a `.tma`
+    # program given a view whose base or row stride is not 16-byte aligned): the same math and
+    # family with pointer loads (dw may differ in its last bits where the number of partials does).
+    fallback: str | None = None
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def supports(self, H: int, form: str, w_dtype: str) -> bool:
         if self.launch.split_h and self.launch.tiles_for(H)[1] == 0:
             return False  # a power of two is one tile: the split program would be its unsplit twin
+        if self.launch.loads == "tma" and H % 8:
+            return False  # contiguous BF16 rows of H % 8 != 0 have a row stride TMA cannot take
         return self.H_min <= H <= self.H_max and form in self.forms and w_dtype in self.w_dtypes
 
     @property
     def fingerprint(self) -> str:
         launch = asdict(self.launch)
-        if launch["reduce"] == "serial":
-            del launch["reduce"]  # the field's default: programs from before it keep their launch JSON
+        for key, default in (("reduce", "serial"), ("loads", "pointer")):
+            if launch[key] == default:
+                del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self.name, self.kernel_module, json.dumps(launch, sort_keys=True), self.mode, self.single_launch)
 
     def evidence_record(self) -> dict:
@@ -280,6 +293,24 @@ def _catalog() -> list[Program]:
             f"error-free products + TwoSum per thread ({tile}), FP64 fold every 256 rows in the program's FP64 "
             f"workspace row, [P, H] FP64 partials + wide fixed-order reduce kernel ({ppsm} programs/SM{limit})",
             bwd_mod, mode=TWOSUM, H_max=h_max))
+    # TMA loads (`.tma`, programs/backward.py rmsnorm_bwd_tma_kernel): the `.wr` shapes above with
+    # the next tiles waiting in shared memory instead of registers, `stages` deep. Not measured yet
+    # (2026-12-03); rows read in place need a 16-byte aligned base and row stride, so head-strided
+    # views (a slice of a fused qkv, say) are left to the pointer programs.
+    # Programs per SM are what fits (compile_check: 72 registers at H 512 with 4 warps, 7 programs
+    # per SM; 222 at H 4096 with 8 warps, one), so that no program waits for a second wave.
+    for ppsm, warps, stages, h_max, twin in (
+            (7, 4, 4, 1024, "p8x.w4"), (6, 4, 8, 1024, "p8x.w4"), (8, 4, 8, 256, "p8x.w4"), (2, 4, 6, 2048, "p2x.w4"),
+            (2, 4, 4, 4096, "p2x.w4"), (1, 8, 6, H_MAX, "p1x.w16"), (1, 16, 4, H_MAX, "p1x.w16")):
+        limit = f"; H <= {h_max}" if h_max != H_MAX else ""
+        twin = f"bwd.twosum_pair.{twin}.fw.pf.wr"
+        progs.append(Program(
+            f"bwd.twosum_pair.p{ppsm}x.w{warps}.s{stages}.wr.tma", "bwd", "twosum_pair", True,
+            LaunchPolicy("persistent", rows=1, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
+                         reduce="wide", loads="tma"),
+            f"as {twin} with the FP64 fold in registers, g and x read through TMA descriptors pipelined "
+            f"{stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0{limit})",
+            bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=twin))
     for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
         progs.append(Program(
             f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,
@@ -296,6 +327,13 @@ def _by_name() -> dict[str, Program]:
         if p.name in out:
             raise RuntimeError(f"duplicate program name {p.name!r} in the registry")
         out[p.name] = p
+    for p in out.values():
+        fb = out.get(p.fallback) if p.fallback else None
+        if p.fallback and (fb is None or fb.launch.loads != "pointer" or fb.mode != p.mode or fb.op != p.op
+                           or fb.family != p.family or fb.deterministic != p.deterministic or fb.H_max < p.H_max
+                           or not set(p.forms) <= set(fb.forms)):
+            raise RuntimeError(f"program {p.name!r}: fallback {p.fallback!r} is not a registered pointer-load program "
+                               "of the same family covering its H and forms")
     return out
 
 

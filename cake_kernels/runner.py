@@ -264,6 +264,13 @@ def backward(
         return _into(dx_out, dx), _into(dw_out, dw)
     rstd = rstd.reshape(-1).contiguous()
     gr, xr = rows_of("g", g, H), rows_of("x", x, H)
+    if program.launch.loads == "tma" and n_rows and (tma_row_stride(gr) is None or tma_row_stride(xr) is None):
+        # A view TMA cannot read in place (base or row stride not 16-byte aligned, or uneven rows):
+        # the pointer-load twin does the same work, with the same programs and partials.
+        fb = registry.get(program.fallback)
+        if workspace is not None and workspace.partials is not None and workspace.partials.shape[0] < _grid_programs(fb, n_rows, x.device):
+            workspace = None  # sized for this program's grid: the fallback allocates its own
+        return backward(fb, g, x, weight, rstd, g_h_new, workspace, dx_out=dx_out, dw_out=dw_out)
     gres = rows_of("g_h_new", g_h_new, H) if g_h_new is not None else None
     dx = _out("dx_out", dx_out, x.shape, torch.bfloat16, x.device)
     dw = _out("dw_out", dw_out, (H,), torch.float32, x.device)
@@ -299,15 +306,39 @@ def backward(
             raise ValueError(f"workspace: program {program.name!r} needs an arrival counter; use workspace_for(program, x)")
     partials = ws.partials if ws.partials is not None else dw
     counter = ws.counter if ws.counter is not None else dw
-    bk.rmsnorm_bwd_rows_kernel[(P,)](
-        gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common,
-        **meta, num_warps=warps, num_stages=lp.stages,
-    )
+    if lp.loads == "tma":
+        gd, xd = (tma_descriptor(r, H, lp.rows, meta["BLOCK_H"]) for r in (gr, xr))
+        bk.rmsnorm_bwd_tma_kernel[(P,)](
+            gd, xd, weight, rstd, gres_t, dx, partials, n_rows, xr.NH, H, float(H),
+            gres.st if gres else 0, gres.sh if gres else 0, **meta, num_warps=warps, num_stages=lp.stages,
+        )
+    else:
+        bk.rmsnorm_bwd_rows_kernel[(P,)](
+            gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common,
+            **meta, num_warps=warps, num_stages=lp.stages,
+        )
     spec = reduce_meta(program, H)
     if spec is not None:
         kname, grid, rmeta, rwarps = spec
         getattr(bk, kname)[grid](partials, dw, P, H, **rmeta, num_warps=rwarps)
     return dx, dw
+
+
+def tma_row_stride(r: Rows) -> int | None:
+    """The one row stride (in elements) of BF16 rows `r` when a TMA descriptor can read them in place
+    (16-byte aligned base and row stride, every row the same distance apart), else None."""
+    stride = r.st if r.NH == 1 else (r.sh if r.st == r.NH * r.sh else None)
+    if stride is None or (stride * r.tensor.element_size()) % 16 or r.tensor.data_ptr() % 16:
+        return None
+    return stride
+
+
+def tma_descriptor(r: Rows, H: int, rows: int, block_h: int):
+    """A [n_rows, H] tensor descriptor over rows `r` with [rows, block_h] tiles (zero padding past
+    the last row and column); `tma_row_stride(r)` must not be None."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor(r.tensor, [r.rows, H], [tma_row_stride(r), 1], [rows, block_h])
 
 
 def reduce_meta(program: Program, H: int) -> tuple[str, tuple[int], dict, int] | None:
@@ -340,6 +371,9 @@ def backward_meta(program: Program, H: int, has_gres: bool, exact: bool | None =
     block_h, block_b = lp.tiles_for(H)  # two tiles for split programs
     if lp.grid == "column_tasks":
         return (dict(BLOCK_C=lp.column_block, COL_ROWS=lp.column_rows, BLOCK_H=block_h, ROWS=lp.rows,
+                     HAS_GRES=has_gres, EXACT=exact), lp.warps_for(block_h))
+    if lp.loads == "tma":
+        return (dict(BLOCK_H=block_h, ROWS=lp.rows, FOLD=max(lp.fold // lp.rows, 1), STAGES=lp.stages,
                      HAS_GRES=has_gres, EXACT=exact), lp.warps_for(block_h))
     return (dict(BLOCK_H=block_h, ROWS=lp.rows, MODE=program.mode, FOLD=max(lp.fold // lp.rows, 1),
                  FOLD_WS=lp.fold_in == "workspace", PREFETCH=lp.prefetch, HAS_GRES=has_gres,

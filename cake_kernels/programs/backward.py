@@ -315,3 +315,47 @@ def rmsnorm_bwd_column_task_kernel(
         if HAS_GRES:
             dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
         tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+
+
+@triton.jit
+def rmsnorm_bwd_tma_kernel(
+    GD, XD, W, RSTD, GRES, DX, WS,
+    n_rows, NH, H, H_f, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, FOLD: tl.constexpr, STAGES: tl.constexpr,
+    HAS_GRES: tl.constexpr, EXACT: tl.constexpr,
+):
+    """`.tma` programs (twosum_pair family): the rows kernel's compensated dw, but g and x arrive
+    through tensor descriptors (TMA on Hopper) in a loop that Triton software-pipelines STAGES deep
+    through shared memory. The FP64 fold stays in registers: the workspace-held fold needs a barrier
+    in the loop, and with it Triton 3.9 does not pipeline the loop (one stage, checked on the PTX).
+
+    Why: the pointer-load programs keep the next tile in registers, and at about 12 registers per
+    column the register file caps the tiles in flight per SM (H 512: 16-32 KB, 52-79 % of copy
+    bandwidth at T = 1M on the H200). Tiles in flight in shared memory cost no registers: STAGES - 1
+    of them per program wait there while this one is reduced. Rows past n_rows and columns past H
+    arrive as zeros (the descriptor's padding), so their products and sums are zero; dx stores are
+    masked. GD and XD view g and x as [rows, H] with one row stride (runner: `tma_rows`).
+    """
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    acc, comp, blk_acc, tot = _dw_state(BLOCK_H)
+    ws_row = WS + pid.to(tl.int64) * H + cols
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    it = 0
+    for blk in tl.range(pid, n_blocks, nprog, num_stages=STAGES):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        mask = rmask[:, None] & cmask[None, :]
+        g = GD.load([blk * ROWS, 0]).to(tl.float32)
+        x = XD.load([blk * ROWS, 0]).to(tl.float32)
+        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        dx = row_grad(g, x, w, rstd, H_f)
+        if HAS_GRES:
+            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+        acc, comp, blk_acc, tot = _dw_step(g, x, rstd, acc, comp, blk_acc, tot, ws_row, cmask, it, 3, FOLD, False, ROWS, EXACT)
+        it += 1
+    _dw_finish(WS, ws_row, cols, cmask, acc, comp, blk_acc, tot, 3, False)

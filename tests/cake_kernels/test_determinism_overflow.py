@@ -16,7 +16,8 @@ COMPENSATED = [p.name for p in registry.all_programs() if p.family in ("twosum",
 
 @pytest.mark.parametrize("name", DET_TRITON)
 def test_det_programs_are_bitwise_reproducible_with_a_poisoned_workspace(name):
-    inp = inputs("outlier_rows", 97, 300, "bf16", seed=5)
+    H = 296 if registry.get(name).H_max >= 296 else 248  # multiples of 8: the `.tma` programs read in place
+    inp = inputs("outlier_rows", 97, H, "bf16", seed=5)
     _, rstd, _ = reference_forward(inp.x, inp.w, 1e-6)
     ws = runner.workspace_for(name, inp.x)
     dx1, dw1 = runner.backward(name, inp.g, inp.x, inp.w, rstd, None, ws)

@@ -53,6 +53,7 @@ def test_registry_contract():
         parts = p.name.split(".")
         assert lp.prefetch == ("pf" in parts), p.name
         assert (lp.reduce == "wide") == ("wr" in parts), p.name
+        assert (lp.loads == "tma") == (parts[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
         assert lp.split_h == p.name.endswith(".sp"), p.name
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
@@ -187,3 +188,47 @@ def test_t_zero_launches_nothing_and_dw_is_zero():
     for name in ("bwd.pair.p2x.w8", "bwd.twosum.p2x.w8", "bwd.column_task.c64.w4", "bwd.atomic.p2x.w8"):
         _, dw, _ = run_backward_checked(registry.get(name), inp)
         assert torch.equal(dw, torch.zeros(64))
+
+
+TMA_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.loads == "tma"]
+
+
+@pytest.mark.parametrize("name", TMA_PROGRAMS)
+def test_tma_programs_against_fp64_and_their_fallback(name):
+    """`.tma` programs read g and x through tensor descriptors (zero padding past the last row and
+    column): against FP64 with poisoned outputs in the forms they take, dx bitwise equal to the
+    pointer-load fallback (same math per row), dw equal up to the partials' summation order."""
+    prog = registry.get(name)
+    assert prog.launch.loads == "tma" and prog.fallback and not prog.supports(1000 + 4, "plain", "fp32")
+    assert not prog.supports(256, "heads_strided", "fp32")
+    for H, T, form in ((256, 37, "plain"), (1000, 9, "residual"), (256, 5, "heads_contiguous"), (512, 70, "plain")):
+        if not prog.supports(H, form, "fp32"):
+            continue
+        inp = inputs("same_sign", T, H, "fp32", form=form, seed=T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx2, dw2, _ = run_backward_checked(registry.get(prog.fallback), inp)
+        assert torch.equal(dx, dx2)
+        torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+
+
+def test_tma_program_falls_back_on_a_view_it_cannot_describe():
+    """A view whose base is not 16-byte aligned (x[:, 1:] of a wider tensor) runs the fallback; an
+    aligned strided view (row stride != H) is read in place through the descriptor."""
+    name = TMA_PROGRAMS[0]
+    prog = registry.get(name)
+    H, T = 256, 21
+    inp = inputs("gaussian", T, H, "fp32", seed=3)
+    wide_g = torch.randn(T, H + 8).to(torch.bfloat16)
+    wide_x = torch.randn(T, H + 8).to(torch.bfloat16)
+    for off in (1, 8):  # 2 bytes off 16-byte alignment; then 16 bytes: aligned
+        g, x = wide_g[:, off:off + H], wide_x[:, off:off + H]
+        rows = runner.rows_of("x", x, H)
+        assert (runner.tma_row_stride(rows) is None) == (off == 1)
+        rstd = torch.rsqrt(x.float().pow(2).mean(-1) + 1e-6)
+        dx, dw = runner.backward(prog, g, x, inp.w, rstd)
+        dx2, dw2 = runner.backward(prog.fallback, g, x, inp.w, rstd)
+        assert torch.equal(dx, dx2)
+        if off == 1:
+            assert torch.equal(dw, dw2)  # the fallback ran
+        else:
+            torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
