@@ -147,7 +147,10 @@ def _catalog() -> list[Program]:
         Program("bwd.reference", "bwd", "reference", True, LaunchPolicy("reference"),
                 "PyTorch reference program (any device); dw is a plain FP32 torch.sum over rows"),
     ]
-    for rows, warps in ((1, 2), (1, 4), (1, 8), (2, 8), (4, 4), (8, 4)):
+    # 1 row with 16 warps: at T <= 256 a forward is one program per row and its latency is each
+    # thread's chain of loads. Liger (one row per program, 16 warps at 8192-wide tiles) was 0.2-0.8 us
+    # faster than our 8 warps there in rounds 3-5; this program tests whether the warps are why.
+    for rows, warps in ((1, 2), (1, 4), (1, 8), (1, 16), (2, 8), (4, 4), (8, 4)):
         progs.append(Program(
             f"fwd.row.r{rows}.w{warps}", "fwd", "row", True, LaunchPolicy("row_blocks", rows=rows, warps=warps),
             f"one program per {rows} row(s), full-row tile, {warps}+ warps", fwd_mod))

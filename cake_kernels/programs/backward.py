@@ -258,6 +258,13 @@ def reduce_partials_wide_kernel(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl
     per step, in H / 256 programs. At P = 528 (4 programs per SM) that is 66 serial steps, about
     40-90 us on the H200 whatever T is (T = 65536, H 512: 183 us in all against 96 us for 1/16 of
     the T = 1M time); a tile of 128 partial rows makes it 5 steps in H / 32 programs.
+
+    The loop repeats `reduce_partials_block`'s on purpose: both ways of sharing it were compiled for
+    sm_90a and compared with scripts/sass_identity.py. Giving the block a rows-per-step constexpr
+    and calling it here adds a column loop to this kernel (568 SASS lines against 520); moving the
+    tile loop into a helper both call changes the single-launch `twosum` programs' rows kernel
+    (3,335 of 3,368 lines at H 6144). Either way shipped evidence would describe code that no
+    longer runs.
     """
     cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
     cmask = cols < H
