@@ -25,6 +25,9 @@ from dataclasses import asdict, dataclass
 from cake_kernels import registry, runner
 
 ARCHES = {"sm_80": 80, "sm_90a": 90, "sm_100a": 100}
+# Shared memory one block may opt into (bytes): the launch fails above it ("out of resource: shared
+# memory"), which is how round 6's self-test found a `.tma` residual build that needs 245,940 bytes.
+SHARED_LIMIT = {"sm_80": 166912, "sm_90a": 232448, "sm_100a": 232448}
 _PTR_W = {"fp32": "*fp32", "bf16": "*bf16"}
 
 
@@ -37,7 +40,8 @@ class Compiled:
     num_warps: int
     registers: int | None
     local_bytes: int | None  # per thread: spills (and stack arrays) live there
-    shared_bytes: int | None
+    shared_bytes: int | None  # what the launch asks for: static plus the pipeline's dynamic buffers
+    num_stages: int | None = None
     error: str | None = None
 
 
@@ -110,9 +114,10 @@ def _require_compiler(arch: str) -> None:
         raise ValueError(f"arch: {arch!r} is not one of {tuple(ARCHES)}")
 
 
-def compile_kernel(fn, signature: dict, meta: dict, num_warps: int, arch: str = "sm_90a"):
+def compile_kernel(fn, signature: dict, meta: dict, num_warps: int, arch: str = "sm_90a", num_stages: int | None = None):
     """Triton's compiled kernel of `fn` for `arch` (no GPU needed). Arguments `fn` does not take are
-    dropped, so the same arguments compile an older version of a kernel too (scripts/sass_identity.py)."""
+    dropped, so the same arguments compile an older version of a kernel too (scripts/sass_identity.py).
+    `num_stages` None is Triton's default (what the runner's reduce launches use)."""
     _require_compiler(arch)
     import triton
     from triton.backends.compiler import GPUTarget
@@ -121,8 +126,9 @@ def compile_kernel(fn, signature: dict, meta: dict, num_warps: int, arch: str = 
     params = set(fn.arg_names)
     meta = {k: v for k, v in meta.items() if k in params}
     sig = {**{k: v for k, v in signature.items() if k in params}, **{k: "constexpr" for k in meta}}
+    options = {"num_warps": num_warps} if num_stages is None else {"num_warps": num_warps, "num_stages": num_stages}
     return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=meta),
-                          target=GPUTarget("cuda", ARCHES[arch], 32), options={"num_warps": num_warps})
+                          target=GPUTarget("cuda", ARCHES[arch], 32), options=options)
 
 
 def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_90a") -> list[Compiled]:
@@ -130,14 +136,23 @@ def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_9
     _require_compiler(arch)
     prog = registry.get(name)
     out = []
-    for fn, sig, meta, warps in kernels_of(prog, H, residual):
+    # The first kernel is the program's own, launched with its num_stages (which sizes a pipelined
+    # loop's shared-memory buffers); a second is the fixed-order reduce, launched with the default.
+    for i, (fn, sig, meta, warps) in enumerate(kernels_of(prog, H, residual)):
         kname = fn.fn.__name__ if hasattr(fn, "fn") else fn.__name__
+        stages = prog.launch.stages if i == 0 else None
         try:
-            res = _resources(compile_kernel(fn, sig, meta, warps, arch).asm["cubin"])
+            compiled = compile_kernel(fn, sig, meta, warps, arch, stages)
+            res = _resources(compiled.asm["cubin"])
+            shared = max(int(compiled.metadata.shared), res.get("shared_bytes") or 0)
+            err = None
+            if shared > SHARED_LIMIT[arch]:
+                err = f"needs {shared} bytes of shared memory; {arch} allows {SHARED_LIMIT[arch]} per block"
             out.append(Compiled(name, kname, H, residual, warps, res.get("registers"), res.get("local_bytes"),
-                                res.get("shared_bytes")))
+                                shared, stages, err))
         except Exception as exc:  # a kernel that does not compile: reported, the others go on
-            out.append(Compiled(name, kname, H, residual, warps, None, None, None, f"{type(exc).__name__}: {exc}"[:2000]))
+            out.append(Compiled(name, kname, H, residual, warps, None, None, None, stages,
+                                f"{type(exc).__name__}: {exc}"[:2000]))
     return out
 
 
@@ -164,7 +179,7 @@ def main(argv=None) -> int:
     for name in names:
         prog = registry.get(name)
         for H in Hs:
-            if prog.supports(H, "plain", "fp32"):
+            if prog.supports(H, "residual" if args.residual else "plain", "fp32"):
                 rows += compile_program(name, H, args.residual, args.arch)
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=1))
@@ -173,10 +188,10 @@ def main(argv=None) -> int:
         from rich.table import Table
 
         t = Table(title=f"{args.arch}: registers per thread and local memory (Triton here; spills show as local bytes)")
-        for c in ("program", "kernel", "H", "warps", "regs", "local B", "shared B", "error"):
+        for c in ("program", "kernel", "H", "warps", "stages", "regs", "local B", "shared B", "error"):
             t.add_column(c)
         for r in rows:
-            t.add_row(r.program, r.kernel, str(r.H), str(r.num_warps), str(r.registers), str(r.local_bytes),
+            t.add_row(r.program, r.kernel, str(r.H), str(r.num_warps), str(r.num_stages or "-"), str(r.registers), str(r.local_bytes),
                       str(r.shared_bytes), (r.error or "")[:80])
         Console().print(t)
     return 1 if any(r.error for r in rows) else 0

@@ -16,6 +16,9 @@ from dataclasses import asdict, dataclass, field
 FORMS = ("plain", "residual", "heads_strided", "heads_contiguous")
 W_DTYPES = ("bf16", "fp32")
 H_MAX = 16384
+# Shared memory a `.tma` program's pipelined tiles may take (bytes): the H100/H200 per-block opt-in
+# limit (232,448) less 16 KiB for the reductions' scratch and the pipeline's barriers.
+TMA_SHARED_BUDGET = 232448 - 16384
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,13 @@ class LaunchPolicy:
             return first, 1 << (rest - 1).bit_length()
         return 1 << max(H - 1, 0).bit_length(), 0
 
+    def tma_buffer_bytes(self, H: int, residual: bool) -> int:
+        """Shared memory the pipelined tiles of a `.tma` program may need at rows of H columns: one
+        [rows, tile] BF16 buffer per stage for g and x, and for the residual gradient too. Triton 3.6
+        also pipelines that pointer load through shared memory (round 6 on the H200: 245,940 bytes
+        for 6 stages of 8192-wide residual rows, over the limit), Triton 3.9 does not."""
+        return self.stages * (3 if residual else 2) * self.rows * self.tiles_for(H)[0] * 2
+
     def warps_for(self, block_h: int) -> int:
         need = (block_h * self.rows) // (32 * 32)
         w = self.warps
@@ -107,6 +117,8 @@ class Program:
             return False  # a power of two is one tile: the split program would be its unsplit twin
         if self.launch.loads == "tma" and H % 8:
             return False  # contiguous BF16 rows of H % 8 != 0 have a row stride TMA cannot take
+        if self.launch.loads == "tma" and self.launch.tma_buffer_bytes(H, form == "residual") > TMA_SHARED_BUDGET:
+            return False  # the launch would fail for shared memory (see tma_buffer_bytes)
         return self.H_min <= H <= self.H_max and form in self.forms and w_dtype in self.w_dtypes
 
     @property

@@ -28,13 +28,36 @@ def _check(*args: str) -> list[dict]:
 @pytest.mark.parametrize("H, residual", [("6144", False), ("1536", True)])
 def test_every_program_compiles_for_sm_90a_without_spills(H, residual):
     rows = _check("--H", H, *(["--residual"] if residual else []))
-    want = {p.name for p in registry.all_programs() if p.launch.grid != "reference" and p.supports(int(H), "plain", "fp32")}
+    form = "residual" if residual else "plain"
+    want = {p.name for p in registry.all_programs() if p.launch.grid != "reference" and p.supports(int(H), form, "fp32")}
     assert {r["program"] for r in rows} == want
     errors = [(r["program"], r["kernel"], r["error"][:300]) for r in rows if r["error"]]
     assert not errors
     for r in rows:
         assert r["registers"] and r["registers"] <= 255, r
         assert r["local_bytes"] == 0, f"{r['program']} {r['kernel']} spills {r['local_bytes']} B per thread at H={H}"
+
+
+def test_tma_programs_fit_shared_memory_at_every_supported_width():
+    # Round 6 on the H200 (Triton 3.6): the 6-stage one-row program needed 245,940 bytes at 8192-wide
+    # residual rows and the launch failed; the registry now leaves that key out (tma_buffer_bytes).
+    tma = [p for p in registry.all_programs() if p.launch.loads == "tma"]
+    p6 = registry.get("bwd.twosum_pair.p1x.w8.s6.wr.tma")
+    assert p6.supports(8192, "plain", "bf16") and not p6.supports(8192, "residual", "bf16")
+    assert p6.launch.tma_buffer_bytes(8192, True) > registry.TMA_SHARED_BUDGET
+    for H in (512, 1024, 2048, 4096, 6144, 8192):
+        for p in tma:
+            for form in ("plain", "residual"):
+                if p.supports(H, form, "fp32"):
+                    assert p.launch.tma_buffer_bytes(H, form == "residual") <= registry.TMA_SHARED_BUDGET
+    names = ",".join(p.name for p in tma)
+    for residual in (False, True):
+        rows = _check("--H", "1024,4096,8192", "--programs", names, *(["--residual"] if residual else []))
+        main = [r for r in rows if r["kernel"] == "rmsnorm_bwd_tma_kernel"]
+        assert main and not [r for r in rows if r["error"]]
+        for r in main:
+            assert r["num_stages"] == registry.get(r["program"]).launch.stages
+            assert 0 < r["shared_bytes"] <= registry.TMA_SHARED_BUDGET + 16384, r
 
 
 def test_bad_arguments_are_named():
