@@ -296,7 +296,7 @@ def _weak_against(points: list[Point], idx: list[int], prog: str, other: str, po
     for i in idx:
         p = points[i]
         a, b = p.timing[prog], p.timing[other]
-        if rules.is_noisy(a, policy) or rules.is_noisy(b, policy):
+        if (rules.is_noisy(a, policy) or rules.is_noisy(b, policy)) and not rules.clear_of_spread(a, b, p.aa_floor, policy):
             continue
         if rules.significantly_faster(a, b, p.aa_floor):
             return False

@@ -4,6 +4,7 @@ from cake_router.policy.config import DEFAULT_GRID, Policy, PolicyError, load_po
 from cake_router.policy.rules import (  # noqa: F401
     AccuracyVerdict,
     accuracy_rank,
+    clear_of_spread,
     crossover_hi,
     eager_failures,
     eligible,

@@ -205,6 +205,18 @@ def significantly_faster(a: TimingAggregate, b: TimingAggregate, aa_floor: float
     return all(a.session_medians[s] < b.session_medians[s] for s in common)
 
 
+def clear_of_spread(a: TimingAggregate, b: TimingAggregate, aa_floor: float | None, policy: Policy) -> bool:
+    """A's slowest session is faster than B's fastest session by more than the spread limit and the
+    A/A floor: a win no session-to-session noise can explain, so a `~` (noisy) mark on either side
+    does not make it weak. ROUTING-POLICY.md section 4 says a noisy point "cannot by itself move a
+    window edge"; read literally, one noisy session of a program 1.5x slower let that program's
+    window swallow the winner's (round 6, bwd H 2048 FP32 T 256: 11.55 against 6.91 us, the slower
+    program's sessions 10.14-11.62 us). Without per-session medians (published figures): False."""
+    if not a.session_medians or not b.session_medians:
+        return False
+    return min(b.session_medians.values()) > max(a.session_medians.values()) * (1.0 + policy.spread_limit + (aa_floor or 0.0))
+
+
 def order_by_latency(timings: Mapping[str, TimingAggregate]) -> list[str]:
     """Programs fastest first by pooled median; exact ties by program name (deterministic)."""
     return sorted(timings, key=lambda p: (timings[p].median_us, p))

@@ -252,6 +252,42 @@ def test_noisy_point_cannot_move_a_window_edge():
     assert any(i.T == 4096 and i.kind == "timing" for i in sol.next)
 
 
+def test_noisy_loser_far_behind_cannot_take_the_winners_window():
+    # Round 6, bwd H 2048 FP32: the incumbent kept pair at T 16 (a tie, neutral rule); at T 256 pair
+    # is 1.5x slower in every session but `~` (one older round 12 % faster than the rest). The noise
+    # must not let pair's window swallow T 256, where twosum wins beyond any session's spread.
+    e = two_programs()
+    e.point("bwd.twosum", 1, us=1.79).point("bwd.pair", 1, us=1.95)
+    e.point("bwd.twosum", 16, us=2.30).point("bwd.pair", 16, us=2.30)
+    e.point("bwd.twosum", 256, us=6.91)
+    e.timing("bwd.pair", 256, 11.55, session_factors=[0.88, 1.0, 1.0, 1.0]).acc("bwd.pair", 256, 0.01)
+    inc = [Window(1, 5, "bwd.twosum", "fastest"), Window(6, 16, "bwd.pair", "fastest"), Window(17, None, "bwd.twosum", "fastest")]
+    sol = solve(e, incumbent=inc)
+    at = {w.program for w in sol.windows if w.lo <= 256 and (w.hi is None or w.hi >= 256)}
+    assert at == {"bwd.twosum"}, spans(sol)
+    # the same noise with the programs 3 % apart is still not a win (the spread could explain it)
+    e2 = two_programs()
+    for T in (1024, 2048, 8192):
+        e2.point("bwd.pair", T, us=10).point("bwd.twosum", T, us=20)
+    e2.point("bwd.pair", 4096, us=10)
+    e2.timing("bwd.twosum", 4096, 9.7, spread=0.10).acc("bwd.twosum", 4096, 0.01)
+    assert [w.program for w in solve(e2).windows] == ["bwd.pair"]
+
+
+def test_clear_of_spread_needs_every_session_beyond_the_spread_limit():
+    from cake_router.policy import clear_of_spread
+    from measurements_db.aggregates import TimingAggregate
+
+    def agg(meds):
+        return TimingAggregate("p", "bwd", 256, sorted(meds)[len(meds) // 2] if meds else 1.0,
+                               {f"r/s{k}": m for k, m in enumerate(meds)}, None, 10, "cupti", "measured", ("r",))
+
+    pol = Policy()
+    assert clear_of_spread(agg([6.9, 7.0]), agg([10.1, 11.6]), 0.003, pol)
+    assert not clear_of_spread(agg([6.9, 9.8]), agg([10.1, 11.6]), 0.003, pol)  # 10.1 / 9.8 < 1.053
+    assert not clear_of_spread(agg([6.9]), agg([]), None, pol)
+
+
 def test_sessions_disagreeing_is_not_faster():
     e = two_programs()
     for T in (1024, 2048, 8192):
