@@ -49,14 +49,14 @@ class BenchRow:
     w_dtype: str
     T: int
     program: str
-    us: float
+    us: float | None  # None: the routed program (e.g. the runtime's fallback) was not timed here
     fastest_peer: str | None
     fastest_peer_us: float | None
     sota: str | None  # fastest in-budget peer
     sota_us: float | None
     sota_over_new: float | None
     peer_over_new: float | None
-    TBps: float
+    TBps: float | None
     copy_fraction: float | None
     routed_in_budget: bool | None
     spread: float | None
@@ -82,24 +82,25 @@ def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float 
                     warnings.simplefilter("ignore", dispatch.FallbackWarning)
                     prog = dispatch.route(table, table.arch, route_op, wk.H, wk.w_dtype, wk.form, "det", T)
                 t = ev.timing.get((prog, op, T))
-                if t is None:
-                    continue
                 peer_t = [(ev.timing[(p, op, T)].median_us, p) for p in peers if (p, op, T) in ev.timing]
                 fastest = min(peer_t) if peer_t else None
                 in_b = [(us, p) for us, p in peer_t if _peer_in_budget(ev, p, T, op, wk.w_dtype, policy)]
                 sota = min(in_b) if in_b else None
-                tbps = bytes_moved(op, wk.form, wk.H, T) / (t.median_us * 1e-6) / 1e12
+                # A routed program without timing here (the runtime's fallback for a loud window) is
+                # still a row: its speed is unknown and, for a backward, it is not qualified here.
+                us = t.median_us if t is not None else None
+                tbps = bytes_moved(op, wk.form, wk.H, T) / (us * 1e-6) / 1e12 if us else None
                 routed_ok = None
                 if route_op == "bwd":
                     routed_ok = judge_accuracy(ev.accuracy.get((prog, T)), "bwd", wk.w_dtype, policy).in_budget
                 rows.append(BenchRow(
-                    op=op, H=wk.H, form=wk.form, w_dtype=wk.w_dtype, T=T, program=prog, us=t.median_us,
+                    op=op, H=wk.H, form=wk.form, w_dtype=wk.w_dtype, T=T, program=prog, us=us,
                     fastest_peer=fastest[1] if fastest else None, fastest_peer_us=fastest[0] if fastest else None,
                     sota=sota[1] if sota else None, sota_us=sota[0] if sota else None,
-                    sota_over_new=(sota[0] / t.median_us) if sota else None,
-                    peer_over_new=(fastest[0] / t.median_us) if fastest else None,
-                    TBps=tbps, copy_fraction=(tbps / copy_TBps) if copy_TBps else None,
-                    routed_in_budget=routed_ok, spread=t.spread,
+                    sota_over_new=(sota[0] / us) if sota and us else None,
+                    peer_over_new=(fastest[0] / us) if fastest and us else None,
+                    TBps=tbps, copy_fraction=(tbps / copy_TBps) if copy_TBps and tbps else None,
+                    routed_in_budget=routed_ok, spread=t.spread if t is not None else None,
                 ))
     return rows
 
@@ -213,9 +214,9 @@ def markdown(rows: list[BenchRow], tgts: list[dict], header: str) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     for r in rows:
-        lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {r.program} | {r.us:.2f} | {r.fastest_peer or '-'} | "
+        lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {r.program} | {_cell(r.us, '.2f')} | {r.fastest_peer or '-'} | "
                      f"{_cell(r.fastest_peer_us, '.2f')} | {_cell(r.peer_over_new, '.3f')} | {r.sota or '-'} | {_cell(r.sota_over_new, '.3f')} | "
-                     f"{r.TBps:.2f} | {_cell(r.copy_fraction, '.1%')} | {'-' if r.routed_in_budget is None else ('yes' if r.routed_in_budget else 'no')} |")
+                     f"{_cell(r.TBps, '.2f')} | {_cell(r.copy_fraction, '.1%')} | {'-' if r.routed_in_budget is None else ('yes' if r.routed_in_budget else 'no')} |")
     lines += ["", "| target | met | measured |", "|---|---|---|"]
     for t in tgts:
         met = "n/a" if t["met"] is None else ("met" if t["met"] else "**not met**")

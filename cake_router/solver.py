@@ -222,6 +222,25 @@ def peers(ev: WorkloadEvidence, key: RouteKey) -> list[str]:
 
 # ---- step 1 and 2: points -------------------------------------------------------------------
 
+def _fallback_rank(ev: WorkloadEvidence, p: str, T: int, verdict, timing: TimingAggregate | None,
+                   key: RouteKey, policy: Policy) -> tuple:
+    """"The program with the smallest worst err/tol" (section 5) at a point where none is eligible.
+    Programs with accuracy at T come first; then those judged only below T, by their worst at the
+    largest such T (a dw error grows with T, so a program that already breached there ranks after
+    one that did not); then those never judged. Without this a point timed but not yet qualified
+    was routed to its fastest program, which at H 5120-8192 with a BF16 weight and T 1M was a
+    program out of budget from T 65536 (round 6)."""
+    lat = timing.median_us if timing is not None else None
+    if verdict.worst is not None:
+        return (0, *rules.accuracy_rank(verdict.worst, lat, p))
+    below = [t for (q, t) in ev.accuracy if q == p and t < T]
+    if below:
+        worst = rules.judge_accuracy(ev.accuracy[(p, max(below))], key.op, key.w_dtype, policy).worst
+        if worst is not None:
+            return (1, *rules.accuracy_rank(worst, lat, p))
+    return (2, *rules.accuracy_rank(None, lat, p))
+
+
 def build_points(ev: WorkloadEvidence, key: RouteKey, cands: Mapping[str, ProgramInfo], policy: Policy) -> list[Point]:
     by_T: dict[int, dict[str, TimingAggregate]] = {}
     peer_names = set(peers(ev, key))
@@ -246,9 +265,7 @@ def build_points(ev: WorkloadEvidence, key: RouteKey, cands: Mapping[str, Progra
         noisy = any(rules.is_noisy(timing[p], policy) for p in (winner, runner) if p is not None)
         fallback = None
         if winner is None:
-            ranked = sorted(cands, key=lambda p: rules.accuracy_rank(
-                verdicts[p].worst, timing[p].median_us if p in timing else None, p))
-            fallback = ranked[0]
+            fallback = min(cands, key=lambda p: _fallback_rank(ev, p, T, verdicts[p], timing.get(p), key, policy))
         pt = Point(T, timing, verdicts, elig, floor, winner, runner, decisive, noisy, fallback)
         if T in peer_by_T:
             pt.peer = rules.order_by_latency(peer_by_T[T])[0]

@@ -117,3 +117,23 @@ def test_peer_table_compares_each_peer_with_the_best_in_budget_program():
     md = bench.peer_markdown(rows)
     assert "| bwd | plain | 1024 | fp32 | 65536 | bwd.twosum.p1x.w8 | 16.00 | peer.fast | 12.00 | 0.750 | no |" in md
     assert "| peer.missing | - | - |" in md
+
+
+def test_routed_program_without_timing_is_a_row_not_a_gap(tmp_path):
+    # Round 6: T 1M timed with a BF16 weight before it was qualified; the runtime runs its fallback
+    # there, which was never timed at that point. The row must show (speed unknown, not qualified)
+    # and count against the in-budget target instead of dropping out of the table.
+    from cake_kernels.routes.dispatch import FALLBACK
+
+    recs = [RUN, prog("bwd.pair.p2x.w8", "pair"), prog("peer.fast", "peer")]
+    recs += [timing("bwd.pair.p2x.w8", "bwd", 1048576, 900.0), timing("peer.fast", "bwd", 1048576, 800.0)]
+    ev = aggregate_records(recs)
+    t = table(tmp_path, "bwd.pair.p2x.w8")
+    w = t._keys[("bwd", 1024, "fp32", "plain", "det")][1][0]
+    t._keys[("bwd", 1024, "fp32", "plain", "det")] = ([1], [type(w)(1, None, w.program, "no-eligible-program")])
+    (r,) = bench.compare(ev, t, Policy(), copy_TBps=4.0)
+    assert r.program == FALLBACK["bwd"] and r.us is None and r.TBps is None and r.peer_over_new is None
+    assert r.routed_in_budget is False
+    tg = {x["target"]: x for x in bench.targets([r])}
+    assert tg["every routed backward in budget on qualified evidence"]["met"] is False
+    assert "| - |" in bench.markdown([r], bench.targets([r]), "# h")

@@ -240,6 +240,18 @@ def test_no_eligible_program_routes_to_most_accurate_and_is_marked():
     assert spans(sol)[2] == (65537, None, "bwd.twosum", "unverified")
 
 
+def test_timed_but_unqualified_point_falls_back_to_the_most_accurate_below():
+    # Round 6: T 1M timed with a BF16 weight before any program was qualified there. The loud span
+    # must name the program most accurate at the largest T judged below, not the fastest one.
+    e = two_programs()
+    e.point("bwd.pair", 1024, us=10, worst=0.1).point("bwd.twosum", 1024, us=20, worst=0.01)
+    e.point("bwd.pair", 65536, us=100, worst=2.0).point("bwd.twosum", 65536, us=150, worst=0.02)
+    e.timing("bwd.pair", 1048576, 1500).timing("bwd.twosum", 1048576, 2200)
+    sol = solve(e)
+    assert spans(sol)[-2] == (65537, 1048576, "bwd.twosum", "no-eligible-program")
+    assert spans(sol)[-1] == (1048577, None, "bwd.twosum", "unverified")
+
+
 def test_noisy_point_cannot_move_a_window_edge():
     e = two_programs()
     for T in (1024, 2048, 8192):
