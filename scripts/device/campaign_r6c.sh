@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
-# H200 campaign round 6c (session 6, 2026-12-03), a fresh machine after 6b. Carries .whlL (Liger).
-#  1. residual-small: H 6144, FP32 weight, T 1 and 16, qualified (120 inputs per family): round 4
-#     sampled T 1 with 1 input per family, so the solver left T 1-255 without an eligible program.
+# H200 campaign round 6c, written in session 6 but not run then (the device time was spent; 6d ran
+# its first part and three of the BF16 qualifications): the next session's first call. Carries .whlL (Liger).
+#  0. q1m-bf16: qualification at T 1M (BF16 weight) at H 5120, 6144 and 8192 of the programs 6b
+#     timed fastest there among the compensated ones: the table's one loud span (110-165 s each).
 #  2. heads-fp32c: contiguous heads with an FP32 weight (round 5 measured BF16 only), T 1, 256, 4096,
 #     65536, qualified.
 #  3. compile: torch.compile default at H 5120, 6144 and 8192 (FP32 weight, T 4096 and 65536) next to
 #     the routed programs.
-#  4. Q1M (set below from 6a/6b): qualification at T 1M of the programs those calls timed fastest.
+#  4. Q1M ("H:program ..." in the environment): qualification at T 1M of the programs those calls timed fastest.
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 . scripts/device/setup_peers.sh > /tmp/setup_peers6c.log 2>&1; cat /tmp/setup_peers6c.log
 FINAL=$OUT; W=/tmp/c6c; mkdir -p $W
 END=$(( $(date +%s) + ${1:-540} ))
 PREFIX=r6c; . scripts/device/run_measure.sh
+for spec in 5120:bwd.twosum_pair.p2x.w8.fw.pf.wr.sp 6144:bwd.twosum_pair.p2x.w8.fw.pf.wr.sp 8192:bwd.twosum_pair.p2x.w4.fw.pf.wr; do
+  run q1m-bf16-${spec%%:*} --H ${spec%%:*} --T 1048576 --programs ${spec#*:} --ops bwd --sessions 1 --seconds-per-unit 1 \
+    --inputs-per-family 120 --peers none --forms plain --w-dtypes bf16 --wave-units 1
+done
 F=fwd.row.r1.w4,fwd.row.r1.w8,fwd.row.r1.w16,fwd.row.r8.w4,fwd.persist.p4x.r1.w4,fwd.persist.p8x.r1.w4.pf
 F=$F,fwd.persist.p8x.r2.w4.pf,fwd.persist.p4x.r1.w4.pf
 B=bwd.column_task,bwd.twosum.p1x.w16.fw.pf,bwd.twosum_pair.p1x.w16.fw.pf,bwd.twosum_pair.p2x.w8.fw.pf.wr
 B=$B,bwd.twosum_pair.p4x.w4.fw.pf.wr,bwd.twosum_pair.p1x.w16.fw.pf.wr.sp,bwd.twosum_pair.p2x.w8.fw.pf.wr.sp
-run residual-small --H 6144 --forms residual --w-dtypes fp32 --T 1,16 --programs $F,fwd.row.r1.w4.sp,$B \
-  --peers peer.eager,peer.liger --ops fwd,bwd,2xfwd+bwd --sessions 2 --seconds-per-unit 2 \
-  --inputs-per-family 120 --wave-units 2
 HB=bwd.column_task.c32.w4,bwd.twosum.p2x.w8.fw.pf,bwd.twosum_pair.p4x.w4.fw.pf.wr,bwd.twosum_pair.p16x.w1.fw.pf.wr
 HB=$HB,bwd.twosum_pair.p16x.w2.fw.pf.wr,bwd.twosum_pair.p8x.w2.fw.pf.wr,bwd.twosum_pair.p8x.w4.fw.pf.wr
 HB=$HB,bwd.twosum_pair.p2x.w8.fw.pf.wr,bwd.twosum_pair.p8x.w4.s8.wr.tma,bwd.twosum_pair.p7x.w4.s4.wr.tma
