@@ -1,15 +1,13 @@
 """The one registry of programs: name -> Program (data) + the kernel it launches.
 
 A program is data: name, op, family, determinism, supported keys, launch policy, and a
-fingerprint of its kernel sources plus launch policy (a changed kernel or policy is a new program
-for the evidence store). Adding a program is one entry in `_CATALOG`.
+fingerprint of the kernels it launches plus its launch policy (`cake_kernels.fingerprint`: a
+changed kernel or policy is a new program for the evidence store, an unrelated kernel is not). Adding a program is one entry in `_CATALOG`.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import inspect
 import json
 from dataclasses import asdict, dataclass, field
 
@@ -98,7 +96,7 @@ class Program:
     deterministic: bool
     launch: LaunchPolicy
     description: str
-    kernel_module: str | None = None  # module whose source feeds the fingerprint
+    kernel_module: str | None = None  # module of the program's kernels
     mode: int = -1  # backward rows-kernel mode (programs/backward.py)
     single_launch: bool = False
     H_min: int = 1
@@ -127,7 +125,7 @@ class Program:
         for key, default in (("reduce", "serial"), ("loads", "pointer")):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
-        return _fingerprint(self.name, self.kernel_module, json.dumps(launch, sort_keys=True), self.mode, self.single_launch)
+        return _fingerprint(self, json.dumps(launch, sort_keys=True))
 
     def evidence_record(self) -> dict:
         """This program as a `cake-evidence/1` program record."""
@@ -139,14 +137,10 @@ class Program:
 
 
 @functools.lru_cache(maxsize=None)
-def _fingerprint(name: str, module: str | None, launch_json: str, mode: int, single: bool) -> str:
-    h = hashlib.sha256()
-    h.update(launch_json.encode())
-    h.update(f"|{mode}|{single}|".encode())
-    for mod_name in filter(None, [module, "cake_kernels.programs.common", "cake_kernels.runner"]):
-        mod = __import__(mod_name, fromlist=["_"])
-        h.update(inspect.getsource(mod).encode())
-    return "sha256:" + h.hexdigest()[:32]
+def _fingerprint(program: "Program", launch_json: str) -> str:
+    from cake_kernels.fingerprint import program_fingerprint  # imports the kernels (Triton)
+
+    return program_fingerprint(program, launch_json)
 
 
 def _catalog() -> list[Program]:

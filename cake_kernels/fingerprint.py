@@ -1,0 +1,116 @@
+"""A program's fingerprint: the device code it launches and the host code that fixes that code's
+compile-time arguments, plus its launch policy (evidence-format.md: "a changed kernel is a new
+program").
+
+The sources hashed are those of the kernels the runner launches for the program (its own kernel and,
+for two-launch backward programs, the partials reduce), every `@triton.jit` helper those reach
+(followed through the names each one uses), the values of plain constants they read, and the
+functions that turn a launch policy into compile-time arguments (`runner.*_meta`,
+`LaunchPolicy.tiles_for` and `warps_for`). Until session 6 the fingerprint hashed whole modules
+(the kernel module, `common` and `runner`), so adding one kernel gave every program a new
+fingerprint and evidence could no longer tell a changed program from an unchanged one.
+
+The same program gets the same fingerprint compiled or under TRITON_INTERPRET (the hashed text is
+the Python source either way), on any Triton version.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import inspect
+import textwrap
+
+_SIMPLE = (int, float, str, bool)
+
+
+def _python_fn(obj):
+    """The Python function behind a `@triton.jit` object (compiled JITFunction or the interpreter's
+    InterpretedFunction), else None."""
+    fn = getattr(obj, "fn", None)
+    return fn if inspect.isfunction(fn) and type(obj).__module__.startswith("triton") else None
+
+
+def _names_used(fn) -> list[str]:
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    return sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+
+
+def device_closure(kernels) -> list[tuple[str, str]]:
+    """(qualified name, source or value) of the given jit kernels, every jit helper they reach and
+    every plain constant (int, float, str, bool) they read from their module, sorted by name."""
+    seen: dict[str, str] = {}
+    todo = list(kernels)
+    while todo:
+        obj = todo.pop()
+        fn = _python_fn(obj)
+        if fn is None:
+            continue
+        qual = f"{fn.__module__}.{fn.__qualname__}"
+        if qual in seen:
+            continue
+        seen[qual] = inspect.getsource(fn)
+        glb = fn.__globals__
+        for name in _names_used(fn):
+            if name not in glb:
+                continue
+            val = glb[name]
+            if _python_fn(val) is not None:
+                todo.append(val)
+            elif isinstance(val, _SIMPLE):
+                seen[f"{fn.__module__}.{name}"] = repr(val)
+    return sorted(seen.items())
+
+
+def launched_kernels(program) -> list:
+    """The jit kernels the runner launches for `program` (what `runner.forward`/`runner.backward`
+    pick; `cake_kernels.compile_check.kernels_of` compiles the same)."""
+    from cake_kernels import runner
+
+    lp = program.launch
+    if lp.grid == "reference":
+        return []
+    if program.op == "fwd":
+        from cake_kernels.programs import forward as fw
+
+        return [fw.rmsnorm_fwd_prefetch_kernel if lp.prefetch else fw.rmsnorm_fwd_kernel]
+    from cake_kernels.programs import backward as bk
+
+    if lp.grid == "column_tasks":
+        main = bk.rmsnorm_bwd_column_task_kernel
+    elif lp.loads == "tma":
+        main = bk.rmsnorm_bwd_tma_kernel
+    else:
+        main = bk.rmsnorm_bwd_rows_kernel
+    spec = runner.reduce_meta(program, 4096)  # which reduce kernel does not depend on H
+    return [main] + ([getattr(bk, spec[0])] if spec else [])
+
+
+@functools.lru_cache(maxsize=None)
+def _host_sources() -> str:
+    from cake_kernels import registry, runner
+
+    fns = (runner.forward_meta, runner.backward_meta, runner.reduce_meta,
+           registry.LaunchPolicy.tiles_for, registry.LaunchPolicy.warps_for)
+    consts = {k: getattr(runner, k) for k in sorted(vars(runner)) if k.isupper() and isinstance(getattr(runner, k), _SIMPLE)}
+    return "\n".join(inspect.getsource(f) for f in fns) + repr(sorted(consts.items()))
+
+
+def program_fingerprint(program, launch_json: str) -> str:
+    """sha256 (first 32 hex digits) over the launch policy, mode, single-launch flag, the device
+    closure of the launched kernels and the host code that sets their compile-time arguments; for
+    reference programs the reference module's source instead of kernels."""
+    h = hashlib.sha256()
+    h.update(launch_json.encode())
+    h.update(f"|{program.op}|{program.mode}|{program.single_launch}|".encode())
+    kernels = launched_kernels(program)
+    if kernels:
+        for qual, src in device_closure(kernels):
+            h.update(f"\n#{qual}\n{src}".encode())
+        h.update(_host_sources().encode())
+    else:
+        from cake_kernels import reference
+
+        h.update(inspect.getsource(reference).encode())
+    return "sha256:" + h.hexdigest()[:32]

@@ -1,0 +1,63 @@
+"""Program fingerprints (cake_kernels/fingerprint.py): the kernels a program launches and what they
+reach, not whole modules, so a kernel added beside a program leaves its fingerprint alone."""
+
+from __future__ import annotations
+
+from cake_kernels import fingerprint, registry
+
+
+def _closure(name: str) -> set[str]:
+    return {q.rsplit(".", 1)[-1] for q, _ in fingerprint.device_closure(fingerprint.launched_kernels(registry.get(name)))}
+
+
+def test_every_program_has_its_own_fingerprint():
+    fps = [p.fingerprint for p in registry.all_programs()]
+    assert all(f.startswith("sha256:") and len(f) == 39 for f in fps)
+    assert len(set(fps)) == len(fps)
+    assert [p.fingerprint for p in registry.all_programs()] == fps  # stable
+
+
+def test_closure_follows_the_runner_and_nothing_else():
+    wide = _closure("bwd.twosum_pair.p2x.w8.fw.pf.wr")
+    assert {"rmsnorm_bwd_rows_kernel", "reduce_partials_wide_kernel", "row_grad", "_dw_step", "to_bf16"} <= wide
+    assert not wide & {"rmsnorm_bwd_tma_kernel", "reduce_partials_kernel", "rmsnorm_fwd_kernel", "rmsnorm_bwd_column_task_kernel"}
+    serial = _closure("bwd.pair.p2x.w8.pf")
+    assert "reduce_partials_kernel" in serial and "reduce_partials_wide_kernel" not in serial
+    single = _closure("bwd.twosum.p2x.w8.fw.pf")  # single launch: its reduce runs inside the rows kernel
+    assert "reduce_partials_block" in single and not single & {"reduce_partials_kernel", "reduce_partials_wide_kernel"}
+    assert _closure("bwd.twosum_pair.p2x.w4.s4.wr.tma") >= {"rmsnorm_bwd_tma_kernel", "reduce_partials_wide_kernel"}
+    assert _closure("fwd.persist.p4x.r1.w4.pf") >= {"rmsnorm_fwd_prefetch_kernel"}
+    assert "rmsnorm_fwd_kernel" not in _closure("fwd.persist.p4x.r1.w4.pf")
+    assert fingerprint.launched_kernels(registry.get("bwd.reference")) == []
+
+
+def test_a_changed_helper_changes_exactly_the_programs_that_reach_it(monkeypatch):
+    before = {p.name: p.fingerprint for p in registry.all_programs()}
+    real = fingerprint.device_closure
+
+    def edited(kernels):  # as if programs/backward.py's reduce_partials_wide_kernel had been edited
+        return [(q, s + "# edited" if q.endswith(".reduce_partials_wide_kernel") else s) for q, s in real(kernels)]
+
+    monkeypatch.setattr(fingerprint, "device_closure", edited)
+    registry._fingerprint.cache_clear()
+    try:
+        after = {p.name: p.fingerprint for p in registry.all_programs()}
+    finally:
+        monkeypatch.undo()
+        registry._fingerprint.cache_clear()
+    changed = {n for n in before if before[n] != after[n]}
+    assert changed == {p.name for p in registry.all_programs() if p.launch.reduce == "wide"}
+    assert {p.name: p.fingerprint for p in registry.all_programs()} == before
+
+
+def test_plain_constants_a_kernel_reads_are_part_of_it(tmp_path, monkeypatch):
+    src = ("import triton\nimport triton.language as tl\nK = 7\n\n\n@triton.jit\ndef helper(X):\n"
+           "    tl.store(X, K)\n\n\n@triton.jit\ndef kern(X):\n    helper(X)\n")
+    (tmp_path / "fp_probe_mod.py").write_text(src)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    mod = importlib.import_module("fp_probe_mod")
+    got = dict(fingerprint.device_closure([mod.kern]))
+    assert set(got) == {"fp_probe_mod.kern", "fp_probe_mod.helper", "fp_probe_mod.K"}
+    assert got["fp_probe_mod.K"] == "7"
