@@ -27,7 +27,7 @@ from cake_kernels import registry, runner
 ARCHES = {"sm_80": 80, "sm_90a": 90, "sm_100a": 100}
 # Shared memory one block may opt into (bytes): the launch fails above it ("out of resource: shared
 # memory"), which is how round 6's self-test found a `.tma` residual build that needs 245,940 bytes.
-SHARED_LIMIT = {"sm_80": 166912, "sm_90a": 232448, "sm_100a": 232448}
+SHARED_LIMIT = {"sm_80": 166912, "sm_90a": registry.HOPPER_SHARED_LIMIT, "sm_100a": 232448}
 _PTR_W = {"fp32": "*fp32", "bf16": "*bf16"}
 
 

@@ -64,27 +64,13 @@ def device_closure(kernels) -> list[tuple[str, str]]:
 
 
 def launched_kernels(program) -> list:
-    """The jit kernels the runner launches for `program` (what `runner.forward`/`runner.backward`
-    pick; `cake_kernels.compile_check.kernels_of` compiles the same)."""
-    from cake_kernels import runner
-
-    lp = program.launch
-    if lp.grid == "reference":
+    """The jit kernels the runner launches for `program`: the ones `compile_check.kernels_of` builds
+    (which kernels does not depend on H or the residual)."""
+    if program.launch.grid == "reference":
         return []
-    if program.op == "fwd":
-        from cake_kernels.programs import forward as fw
+    from cake_kernels import compile_check
 
-        return [fw.rmsnorm_fwd_prefetch_kernel if lp.prefetch else fw.rmsnorm_fwd_kernel]
-    from cake_kernels.programs import backward as bk
-
-    if lp.grid == "column_tasks":
-        main = bk.rmsnorm_bwd_column_task_kernel
-    elif lp.loads == "tma":
-        main = bk.rmsnorm_bwd_tma_kernel
-    else:
-        main = bk.rmsnorm_bwd_rows_kernel
-    spec = runner.reduce_meta(program, 4096)  # which reduce kernel does not depend on H
-    return [main] + ([getattr(bk, spec[0])] if spec else [])
+    return [fn for fn, _, _, _ in compile_check.kernels_of(program, 4096, False)]
 
 
 @functools.lru_cache(maxsize=None)

@@ -2,7 +2,8 @@
 
 A program is data: name, op, family, determinism, supported keys, launch policy, and a
 fingerprint of the kernels it launches plus its launch policy (`cake_kernels.fingerprint`: a
-changed kernel or policy is a new program for the evidence store, an unrelated kernel is not). Adding a program is one entry in `_CATALOG`.
+changed kernel or policy is a new program for the evidence store, an unrelated kernel is not).
+Adding a program is one entry in `_CATALOG`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from dataclasses import asdict, dataclass, field
 FORMS = ("plain", "residual", "heads_strided", "heads_contiguous")
 W_DTYPES = ("bf16", "fp32")
 H_MAX = 16384
-# Shared memory a `.tma` program's pipelined tiles may take (bytes): the H100/H200 per-block opt-in
-# limit (232,448) less 16 KiB for the reductions' scratch and the pipeline's barriers.
-TMA_SHARED_BUDGET = 232448 - 16384
+# Shared memory one block may opt into on Hopper (H100/H200), in bytes; a launch above it fails.
+HOPPER_SHARED_LIMIT = 232448
+# What a `.tma` program's pipelined tiles may take: the limit less 16 KiB for the reductions'
+# scratch and the pipeline's barriers.
+TMA_SHARED_BUDGET = HOPPER_SHARED_LIMIT - 16384
 
 
 @dataclass(frozen=True)
@@ -303,9 +306,10 @@ def _catalog() -> list[Program]:
             f"workspace row, [P, H] FP64 partials + wide fixed-order reduce kernel ({ppsm} programs/SM{limit})",
             bwd_mod, mode=TWOSUM, H_max=h_max))
     # TMA loads (`.tma`, programs/backward.py rmsnorm_bwd_tma_kernel): the `.wr` shapes above with
-    # the next tiles waiting in shared memory instead of registers, `stages` deep. Not measured yet
-    # (2026-12-03); rows read in place need a 16-byte aligned base and row stride, so head-strided
-    # views (a slice of a fused qkv, say) are left to the pointer programs.
+    # the next tiles waiting in shared memory instead of registers, `stages` deep. Round 6 on the
+    # H200: fastest only at T = 4096 (H 512-4096, by 1-7 %), slower at every larger T (H 8192,
+    # T 65536: 1461 against 928 us). Rows read in place need a 16-byte aligned base and row stride,
+    # so head-strided views (a slice of a fused qkv, say) are left to the pointer programs.
     # Programs per SM are what fits (compile_check: 72 registers at H 512 with 4 warps, 7 programs
     # per SM; 222 at H 4096 with 8 warps, one), so that no program waits for a second wave.
     for ppsm, warps, stages, h_max, twin in (
