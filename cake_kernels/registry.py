@@ -290,10 +290,17 @@ def _catalog() -> list[Program]:
     # bandwidth at T = 1M, H 2048 with 32 KB reached 90 %. At H <= 1024 a program needs 54 registers
     # (4 warps) or fewer, so 8 programs per SM fit (16 of 1-2 warps for the 256-wide head rows);
     # more programs mean more [P, H] partials, which the wide reduce sums in a few steps, not P / 8.
+    # Multi-row tiles with few warps (round 7): when warps x 256 columns cover the row, Triton's
+    # layout gives each thread the same columns of every row of the tile, so the TwoSum tree over the
+    # tile's rows runs in registers (no shared memory, no barrier), and a tile element costs about 7-9
+    # registers instead of a one-row tile's 12 (compile_check, H 512: r1.w2 96, r2.w2 143, r4.w2 225
+    # registers): 14-16 rows per SM in flight at H 512 against 8-10, and 8 at H 2048 against 2.
     for ppsm, rows, warps, split, h_max in (
             (1, 1, 16, False, H_MAX), (2, 1, 8, False, H_MAX), (2, 1, 4, False, H_MAX), (4, 1, 4, False, H_MAX),
             (2, 2, 8, False, H_MAX), (2, 1, 16, False, narrow), (8, 1, 4, False, 1024), (8, 1, 2, False, 1024),
-            (16, 1, 2, False, 256), (16, 1, 1, False, 256), (1, 1, 16, True, H_MAX), (2, 1, 8, True, H_MAX), (2, 1, 16, True, H_MAX)):
+            (16, 1, 2, False, 256), (16, 1, 1, False, 256), (1, 1, 16, True, H_MAX), (2, 1, 8, True, H_MAX), (2, 1, 16, True, H_MAX),
+            (10, 1, 2, False, 512), (7, 2, 2, False, 512), (4, 4, 2, False, 512), (1, 4, 8, False, narrow),
+            (1, 8, 16, False, narrow)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.fw.pf.wr" + (".sp" if split else "")
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         tile = (f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step") + ", next tile prefetched"

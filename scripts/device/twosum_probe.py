@@ -7,12 +7,17 @@ campaign protocol), records each compiled kernel's registers and spills, and che
 `gaussian` inputs (the binding family at large T) against the FP64 oracle.
 
     python scripts/device/twosum_probe.py [--H 2048,4096,6144,8192] [--T 65536,1048576] [--acc-T 1048576]
+        [--variants 10x.r1.w2,7x.r2.w2 --base bwd.twosum_pair.p2x.w8.fw.pf.wr]
+
+`--variants` also times unregistered launch shapes of `--base` (programs per SM, rows per tile, warps),
+named `<base>@p10x.r1.w2`: a sweep of the grid without a registry entry per point.
 
 Writes $OUT/twosum-probe.json and prints one table row per (H, T, program).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import time
@@ -30,7 +35,7 @@ from cake_router.measure.protocol import copy_bandwidth_TBps
 def compiled_kernels():
     """(id, name, n_regs, n_spills, num_warps) of every compiled backward kernel so far."""
     out = {}
-    for fn in (bk.rmsnorm_bwd_rows_kernel, bk.reduce_partials_kernel):
+    for fn in (bk.rmsnorm_bwd_rows_kernel, bk.reduce_partials_kernel, bk.reduce_partials_wide_kernel):
         for cache in getattr(fn, "device_caches", {}).values():
             kernels = cache[0] if isinstance(cache, tuple) else cache
             for k in kernels.values():
@@ -50,6 +55,8 @@ def main() -> None:
     ap.add_argument("--T", default="65536,1048576")
     ap.add_argument("--acc-T", default="1048576", help="T values where dw err/tol is also checked")
     ap.add_argument("--programs", default="bwd.twosum,bwd.pair.p2x.w8,bwd.pair.p4x.w4,bwd.atomic.p4x.w4")
+    ap.add_argument("--variants", default="", help="comma list of PPSMx.rROWS.wWARPS launch shapes of --base")
+    ap.add_argument("--base", default="bwd.twosum_pair.p2x.w8.fw.pf.wr")
     args = ap.parse_args()
     dev = torch.device("cuda")
     out_dir = os.environ.get("OUT", "/tmp")
@@ -58,6 +65,11 @@ def main() -> None:
     print(f"copy {res['copy_TBps']:.3f} TB/s", flush=True)
     prefixes = args.programs.split(",")
     progs = [p for p in registry.all_programs() if p.op == "bwd" and any(p.name.startswith(x) for x in prefixes)]
+    base = registry.get(args.base)
+    for v in (v for v in args.variants.split(",") if v):
+        ppsm, rows, warps = (int(part[1:] if i else part[:-1]) for i, part in enumerate(v.split(".")))
+        lp = dataclasses.replace(base.launch, programs_per_sm=ppsm, rows=rows, warps=warps)
+        progs.append(dataclasses.replace(base, name=f"{base.name}@p{v}", launch=lp))
     acc_T = {int(t) for t in args.acc_T.split(",") if t}
     for H in (int(h) for h in args.H.split(",")):
         for T in (int(t) for t in args.T.split(",")):
@@ -67,6 +79,8 @@ def main() -> None:
             dx = torch.empty_like(inp.x)
             dw = torch.empty(H, device=dev)
             for p in progs:
+                if not p.supports(H, "plain", "fp32"):
+                    continue
                 before = set(compiled_kernels())
                 ws = runner.workspace_for(p, inp.x)
                 fn = lambda: runner.backward(p, inp.g, inp.x, inp.w, rstd, None, ws, dx_out=dx, dw_out=dw)
