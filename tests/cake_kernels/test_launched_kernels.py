@@ -1,0 +1,68 @@
+"""What the runner launches is what `compile_check.kernels_of` says it launches.
+
+`kernels_of` mirrors the runner's choice of kernels by hand, and two things depend on it: the
+compile check (registers, spills, shared memory of what the op runs) and the program fingerprints
+(`cake_kernels.fingerprint`, which hashes the kernels a program launches). Here every program's
+launches are recorded, not run: each Triton kernel in the program modules is replaced by a recorder,
+and the recorded (kernel, compile-time arguments, warps, stages) must equal `kernels_of`'s."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cake_kernels import compile_check, registry, runner
+from cake_kernels.inputs import make_inputs
+from cake_kernels.programs import backward as bk
+from cake_kernels.programs import forward as fw
+
+
+class _Recorder:
+    def __init__(self, name: str, log: list):
+        self.name, self.log = name, log
+        self.__name__ = name  # kernels_of reads the (patched) module attributes too
+
+    def __getitem__(self, grid):
+        def launch(*args, num_warps=None, num_stages=None, **meta):
+            self.log.append((self.name, meta, num_warps, num_stages))
+        return launch
+
+
+def _jit_names(module) -> list[str]:
+    return [n for n, v in vars(module).items() if hasattr(v, "arg_names") and n.endswith("_kernel")]
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    log: list = []
+    for module in (bk, fw):
+        for name in _jit_names(module):
+            monkeypatch.setattr(module, name, _Recorder(name, log))
+    return log
+
+
+_TRITON = [p for p in registry.all_programs() if p.launch.grid != "reference"]
+
+
+@pytest.mark.parametrize("program", _TRITON, ids=[p.name for p in _TRITON])
+def test_runner_launches_what_kernels_of_lists(program, launches):
+    residual_ok = program.supports(96 if program.launch.split_h else 64, "residual", "fp32")
+    for H in ((96,) if program.launch.split_h else (64, 96)):  # 96: not a power of two, split programs split it
+        if not program.supports(H, "plain", "fp32"):
+            continue
+        for residual in (False, True) if residual_ok else (False,):
+            inp = make_inputs("gaussian", 8, H, "fp32", seed=1)
+            x, w = inp.x, inp.w
+            launches.clear()
+            if program.op == "fwd":
+                runner.forward(program, x, w, 1e-6, residual=x.clone() if residual else None)
+            else:
+                rstd = torch.ones(8, dtype=torch.float32)
+                runner.backward(program, inp.g, x, w, rstd, x.clone() if residual else None)
+            listed = compile_check.kernels_of(program, H, residual)
+            want = [(fn.__name__, meta, warps) for fn, _, meta, warps in listed]
+            got = [(name, {k: v for k, v in meta.items()}, warps) for name, meta, warps, _ in launches]
+            # EXACT follows the interpreter here and is fixed True in kernels_of (the GPU build)
+            strip = lambda m: {k: v for k, v in m.items() if k != "EXACT"}
+            assert [(n, strip(m), w) for n, m, w in got] == [(n, strip(m), w) for n, m, w in want], (program.name, H, residual)
+            assert launches[0][3] == program.launch.stages  # the program's own kernel runs with its stages
