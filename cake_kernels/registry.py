@@ -159,7 +159,10 @@ def _catalog() -> list[Program]:
     # 1 row with 16 warps: at T <= 256 a forward is one program per row and its latency is each
     # thread's chain of loads. Liger (one row per program, 16 warps at 8192-wide tiles) was 0.2-0.8 us
     # faster than our 8 warps there in rounds 3-5; this program tests whether the warps are why.
-    for rows, warps in ((1, 2), (1, 4), (1, 8), (1, 16), (2, 8), (4, 4), (8, 4)):
+    # r2.w1 and r4.w2 (round 7): narrow rows with fewer warps per tile, so that more tiles are resident
+    # per SM (compile_check, H 512: r4.w4 62 registers x 128 threads, 8 per SM, 32 rows; r2.w1 95 x 32,
+    # 21 per SM, 42 rows) and the row sum crosses fewer warps.
+    for rows, warps in ((1, 2), (1, 4), (1, 8), (1, 16), (2, 8), (4, 4), (8, 4), (2, 1), (4, 2)):
         progs.append(Program(
             f"fwd.row.r{rows}.w{warps}", "fwd", "row", True, LaunchPolicy("row_blocks", rows=rows, warps=warps),
             f"one program per {rows} row(s), full-row tile, {warps}+ warps", fwd_mod))

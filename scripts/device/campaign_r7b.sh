@@ -5,6 +5,8 @@
 #     at H 512 and 2048, T 65536 and 1M (do_bench, cold L2; dw err/tol at T 1M; registers).
 #  2. The two fastest registered programs per width at T 1M (from the probe) beside the incumbents,
 #     through the harness: H 512 and H 1536/2048, both weights, T 65536 and 1M, qualified at both.
+#  3. fwd_probe: forward programs and launch shapes at H 512, 1536 and 2048, T 65536 and 1M; then the
+#     round-7 forward programs (fwd.row.r2.w1, r4.w2) beside the incumbents through the harness at H 512.
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 FINAL=$OUT; W=/tmp/c7b; mkdir -p $W
 END=$(( $(date +%s) + ${1:-540} ))
@@ -33,4 +35,10 @@ run q7-512 --H 512 --forms plain --w-dtypes bf16,fp32 --T 65536,1048576 --progra
   --peers none --ops bwd --sessions 2 --seconds-per-unit 1 --inputs-per-family 120 --wave-units 4
 run q7-2k --H 1536,2048 --forms plain --w-dtypes bf16,fp32 --T 65536,1048576 --programs ${P2K:+$P2K,}$TP.p2x.r2.w8.fw.pf.wr \
   --peers none --ops bwd --sessions 2 --seconds-per-unit 1 --inputs-per-family 120 --wave-units 4
+timeout ${FSECS:-60} python scripts/device/fwd_probe.py --H 512,1536,2048 --T 65536,1048576 \
+  --programs fwd.row.r4.w4,fwd.row.r2.w1,fwd.row.r4.w2,fwd.persist.p8x.r1.w4.pf,fwd.persist.p8x.r2.w4.pf,fwd.row.r8.w4 \
+  --variants row:r8.w2,row:r2.w2,row:r1.w1,persist:p16x.r2.w1,persist:p8x.r4.w2,persist:p12x.r2.w2,persist:p4x.r4.w4 > $W/fwd-probe.log 2>&1
+echo "fwd probe rc=$?"; grep -v Warn $W/fwd-probe.log | tail -60
+run f7-512 --H 512 --forms plain --w-dtypes bf16,fp32 --T 65536,1048576 --programs fwd.row.r2.w1,fwd.row.r4.w2,fwd.row.r4.w4 \
+  --peers none --ops fwd --sessions 2 --seconds-per-unit 1 --inputs-per-family 8 --wave-units 4
 cd $W && tar czf $FINAL/r7b.tar.gz *.log */plan.json */*.failures.jsonl r7b-*.jsonl.gz 2>/dev/null; ls -la $FINAL
