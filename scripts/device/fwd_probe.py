@@ -90,8 +90,8 @@ def main() -> None:
                       f"{row.get('TBps', float('nan')):5.2f} TB/s {row.get('regs', '')} {row.get('error', '')}", flush=True)
             del inp, y, rstd
             torch.cuda.empty_cache()
-    with open(os.path.join(os.environ.get("OUT", "/tmp"), "fwd-probe.json"), "w") as f:
-        json.dump(res, f, indent=1)
+            with open(os.path.join(os.environ.get("OUT", "/tmp"), "fwd-probe.json"), "w") as f:
+                json.dump(res, f, indent=1)  # after each shape: a probe cut short keeps what it measured
 
 
 if __name__ == "__main__":

@@ -104,6 +104,10 @@ def main() -> None:
                       f"err/tol={row.get('dw_err_over_tol', float('nan')):.5f} {regs} {row.get('error', '')}", flush=True)
             del inp, dx, y, rstd, dw64
             torch.cuda.empty_cache()
+            _write(res, out_dir)  # after each shape: a probe cut by its time limit keeps what it measured
+
+
+def _write(res: dict, out_dir: str) -> None:
     res["when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with open(os.path.join(out_dir, "twosum-probe.json"), "w") as f:
         json.dump(res, f, indent=1)
