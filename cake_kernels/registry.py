@@ -298,6 +298,11 @@ def _catalog() -> list[Program]:
     # tile's rows runs in registers (no shared memory, no barrier), and a tile element costs about 7-9
     # registers instead of a one-row tile's 12 (compile_check, H 512: r1.w2 96, r2.w2 143, r4.w2 225
     # registers): 14-16 rows per SM in flight at H 512 against 8-10, and 8 at H 2048 against 2.
+    # Round 7 on the H200 (bench/results/h200-2026-12-03c): p4x.r4.w2 is the fastest in-budget backward
+    # at H 512 from T 4097 (72.4 against 81.1 us at T 65536, 931 against 980 at 1M), p1x.r4.w8 with a
+    # BF16 weight at H 1536-2048 (3-5 %). p10x.w2 does not fit: Triton 3.6 gives it 106 registers
+    # (Triton 3.9: 96), so 8 of its 10 programs per SM are resident and the grid runs 1.25 waves
+    # (ncu); p1x.r8.w16 spills at H 2048 (108 B) and is 3-4x slower. Both stay, measured and never routed.
     for ppsm, rows, warps, split, h_max in (
             (1, 1, 16, False, H_MAX), (2, 1, 8, False, H_MAX), (2, 1, 4, False, H_MAX), (4, 1, 4, False, H_MAX),
             (2, 2, 8, False, H_MAX), (2, 1, 16, False, narrow), (8, 1, 4, False, 1024), (8, 1, 2, False, 1024),
