@@ -29,6 +29,23 @@ ARCHES = {"sm_80": 80, "sm_90a": 90, "sm_100a": 100}
 # memory"), which is how round 6's self-test found a `.tma` residual build that needs 245,940 bytes.
 SHARED_LIMIT = {"sm_80": 166912, "sm_90a": registry.HOPPER_SHARED_LIMIT, "sm_100a": 232448}
 _PTR_W = {"fp32": "*fp32", "bf16": "*bf16"}
+# Register file per SM (Hopper, Ampere, Blackwell), and the allocation unit: a warp's registers are
+# allocated in units of 256 (8 per thread).
+REGISTERS_PER_SM = 65536
+MAX_THREADS_PER_SM = 2048
+
+
+def resident_per_sm(registers: int, num_warps: int, shared_bytes: int = 0, shared_limit: int = 232448) -> int:
+    """Blocks of `num_warps` warps at `registers` per thread that fit on one SM at once (registers,
+    threads, the 32-block limit and shared memory). A persistent grid asking for more programs per SM
+    than this runs a second partial wave: round 7 on the H200, `p2x.r2.w8` at H 2048 built with a BF16
+    weight took 149 registers against 128 with an FP32 one (Triton 3.6), so one program per SM ran
+    where two were planned, 1.27x slower."""
+    per_warp = -(-max(registers, 1) * 32 // 256) * 256
+    fit = min(REGISTERS_PER_SM // (per_warp * num_warps), MAX_THREADS_PER_SM // (32 * num_warps), 32)
+    if shared_bytes:
+        fit = min(fit, shared_limit // shared_bytes)
+    return fit
 
 
 @dataclass
@@ -43,6 +60,9 @@ class Compiled:
     shared_bytes: int | None  # what the launch asks for: static plus the pipeline's dynamic buffers
     num_stages: int | None = None
     error: str | None = None
+    w_dtype: str = "fp32"
+    programs_per_sm: int | None = None  # what a persistent program's grid asks for
+    resident_per_sm: int | None = None  # what the registers let run at once (REGISTERS_PER_SM)
 
 
 def _fwd_signature(w: str) -> dict:
@@ -88,6 +108,12 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
     return out
 
 
+def _triton_version() -> str:
+    import triton
+
+    return triton.__version__
+
+
 def _tool(name: str) -> str:
     import triton
 
@@ -114,45 +140,70 @@ def _require_compiler(arch: str) -> None:
         raise ValueError(f"arch: {arch!r} is not one of {tuple(ARCHES)}")
 
 
-def compile_kernel(fn, signature: dict, meta: dict, num_warps: int, arch: str = "sm_90a", num_stages: int | None = None):
+def compile_kernel(fn, signature: dict, meta: dict, num_warps: int, arch: str = "sm_90a", num_stages: int | None = None,
+                   divisible: frozenset = frozenset()):
     """Triton's compiled kernel of `fn` for `arch` (no GPU needed). Arguments `fn` does not take are
     dropped, so the same arguments compile an older version of a kernel too (scripts/sass_identity.py).
-    `num_stages` None is Triton's default (what the runner's reduce launches use)."""
+    `num_stages` None is Triton's default (what the runner's reduce launches use). `divisible` names
+    the arguments to compile as multiples of 16 (pointers: 16-byte aligned), as Triton's launcher
+    specializes them at run time (`runtime_specialization`)."""
     _require_compiler(arch)
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    params = set(fn.arg_names)
-    meta = {k: v for k, v in meta.items() if k in params}
-    sig = {**{k: v for k, v in signature.items() if k in params}, **{k: "constexpr" for k in meta}}
+    names = list(fn.arg_names)
+    meta = {k: v for k, v in meta.items() if k in names}
+    sig = {**{k: v for k, v in signature.items() if k in names}, **{k: "constexpr" for k in meta}}
+    attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(names) if n in divisible and sig.get(n) != "constexpr"}
     options = {"num_warps": num_warps} if num_stages is None else {"num_warps": num_warps, "num_stages": num_stages}
-    return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=meta),
+    return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=meta, attrs=attrs),
                           target=GPUTarget("cuda", ARCHES[arch], 32), options=options)
 
 
-def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_90a") -> list[Compiled]:
-    """Compile one program's kernels for `arch` at rows of H columns; one entry per kernel."""
+def runtime_specialization(signature: dict, H: int) -> tuple[frozenset, dict]:
+    """(arguments divisible by 16, arguments that become the constant 1) of a launch on contiguous
+    [T, H] rows with T a multiple of 16, as Triton's launcher specializes them: every pointer is
+    16-byte aligned, an integer that is a multiple of 16 (T, H, the row strides, the zero strides of
+    absent tensors) is marked so, and an integer equal to 1 (the heads per row, NH) is compiled in as
+    a constant. Registers and SASS then match the GPU's build (round 7: 106 registers for
+    `p8x.w2.fw.pf.wr` at H 512 under Triton 3.6, as ncu read on the H200; 96 without it)."""
+    ints = {"n_rows": 16, "NH": 1, "H": H, "sgt": H, "sxt": H, "sgh": 0, "sxh": 0, "srt": 0, "srh": 0}
+    divisible = {n for n, t in signature.items() if t.startswith("*") or (n in ints and ints[n] % 16 == 0 and ints[n] != 1)}
+    ones = {n: 1 for n in signature if ints.get(n) == 1}
+    return frozenset(divisible), ones
+
+
+def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_90a", w: str = "fp32") -> list[Compiled]:
+    """Compile one program's kernels for `arch` at rows of H columns with a `w` weight ("fp32" or
+    "bf16"), specialized as a launch on contiguous rows is (`runtime_specialization`); one entry per
+    kernel. The program's own kernel also reports how many of its programs fit on an SM at once."""
     _require_compiler(arch)
+    if w not in _PTR_W:
+        raise ValueError(f"w: {w!r} is not one of {tuple(_PTR_W)}")
     prog = registry.get(name)
     out = []
     # The first kernel is the program's own, launched with its num_stages (which sizes a pipelined
     # loop's shared-memory buffers); a second is the fixed-order reduce, launched with the default.
-    for i, (fn, sig, meta, warps) in enumerate(kernels_of(prog, H, residual)):
+    for i, (fn, sig, meta, warps) in enumerate(kernels_of(prog, H, residual, w)):
         kname = fn.fn.__name__ if hasattr(fn, "fn") else fn.__name__
         stages = prog.launch.stages if i == 0 else None
+        divisible, ones = runtime_specialization({k: v for k, v in sig.items() if k in fn.arg_names}, H)
+        ppsm = prog.launch.programs_per_sm if i == 0 and prog.launch.grid == "persistent" else None
         try:
-            compiled = compile_kernel(fn, sig, meta, warps, arch, stages)
+            compiled = compile_kernel(fn, sig, {**meta, **ones}, warps, arch, stages, divisible)
             res = _resources(compiled.asm["cubin"])
             shared = max(int(compiled.metadata.shared), res.get("shared_bytes") or 0)
             err = None
             if shared > SHARED_LIMIT[arch]:
                 err = f"needs {shared} bytes of shared memory; {arch} allows {SHARED_LIMIT[arch]} per block"
+            resident = (resident_per_sm(res["registers"], warps, shared, SHARED_LIMIT[arch])
+                        if i == 0 and res.get("registers") else None)
             out.append(Compiled(name, kname, H, residual, warps, res.get("registers"), res.get("local_bytes"),
-                                shared, stages, err))
+                                shared, stages, err, w, ppsm, resident))
         except Exception as exc:  # a kernel that does not compile: reported, the others go on
             out.append(Compiled(name, kname, H, residual, warps, None, None, None, stages,
-                                f"{type(exc).__name__}: {exc}"[:2000]))
+                                f"{type(exc).__name__}: {exc}"[:2000], w, ppsm))
     return out
 
 
@@ -162,6 +213,7 @@ def main(argv=None) -> int:
     ap.add_argument("--H", default="6144", help="comma list of hidden sizes")
     ap.add_argument("--programs", default="", help="comma list of name prefixes (default: every Triton program)")
     ap.add_argument("--residual", action="store_true", help="compile the residual variants (HAS_RES / HAS_GRES)")
+    ap.add_argument("--w-dtypes", default="fp32", help="comma list of weight dtypes to build with: fp32, bf16")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.arch not in ARCHES:
@@ -170,6 +222,9 @@ def main(argv=None) -> int:
         Hs = [int(v) for v in args.H.split(",") if v.strip()]
     except ValueError:
         ap.error(f"--H: {args.H!r} is not a comma list of integers")
+    ws = [w for w in args.w_dtypes.split(",") if w]
+    if not ws or any(w not in _PTR_W for w in ws):
+        ap.error(f"--w-dtypes: {args.w_dtypes!r} is not a comma list of {', '.join(_PTR_W)}")
     pfx = [p for p in args.programs.split(",") if p]
     names = [p.name for p in registry.all_programs() if p.launch.grid != "reference"
              and (not pfx or any(p.name.startswith(x) for x in pfx))]
@@ -179,20 +234,24 @@ def main(argv=None) -> int:
     for name in names:
         prog = registry.get(name)
         for H in Hs:
-            if prog.supports(H, "residual" if args.residual else "plain", "fp32"):
-                rows += compile_program(name, H, args.residual, args.arch)
+            for w in ws:
+                if prog.supports(H, "residual" if args.residual else "plain", w):
+                    rows += compile_program(name, H, args.residual, args.arch, w)
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=1))
     else:
         from rich.console import Console
         from rich.table import Table
 
-        t = Table(title=f"{args.arch}: registers per thread and local memory (Triton here; spills show as local bytes)")
-        for c in ("program", "kernel", "H", "warps", "stages", "regs", "local B", "shared B", "error"):
+        t = Table(title=f"{args.arch}: registers per thread and local memory (Triton {_triton_version()} here; spills show as "
+                        "local bytes; per SM: programs a persistent grid asks for / that fit at once, ! = a second wave)")
+        for c in ("program", "kernel", "H", "w", "warps", "stages", "regs", "local B", "shared B", "per SM", "error"):
             t.add_column(c)
         for r in rows:
-            t.add_row(r.program, r.kernel, str(r.H), str(r.num_warps), str(r.num_stages or "-"), str(r.registers), str(r.local_bytes),
-                      str(r.shared_bytes), (r.error or "")[:80])
+            per_sm = "-" if r.programs_per_sm is None else (
+                f"{r.programs_per_sm}/{r.resident_per_sm}" + ("!" if r.resident_per_sm is not None and r.resident_per_sm < r.programs_per_sm else ""))
+            t.add_row(r.program, r.kernel, str(r.H), r.w_dtype, str(r.num_warps), str(r.num_stages or "-"), str(r.registers),
+                      str(r.local_bytes), str(r.shared_bytes), per_sm, (r.error or "")[:80])
         Console().print(t)
     return 1 if any(r.error for r in rows) else 0
 

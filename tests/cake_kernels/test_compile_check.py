@@ -65,3 +65,51 @@ def test_bad_arguments_are_named():
     for args, what in ((["--arch", "sm_61"], "--arch"), (["--H", "5k"], "--H"), (["--programs", "nope."], "--programs")):
         res = subprocess.run([sys.executable, "-m", "cake_kernels.compile_check", *args], capture_output=True, text=True, env=env)
         assert res.returncode == 2 and what in res.stderr, (args, res.stderr)
+
+
+def test_resident_per_sm_counts_registers_threads_blocks_and_shared_memory():
+    from cake_kernels.compile_check import resident_per_sm
+
+    # round 7 (Triton 3.6): p2x.r2.w8 at H 2048, 8 warps: 128 registers fit two programs, 149 one
+    assert resident_per_sm(128, 8) == 2
+    assert resident_per_sm(149, 8) == 1
+    # registers are allocated per warp in units of 256: 105 and 106 both take 112 per thread
+    assert resident_per_sm(105, 2) == resident_per_sm(106, 2) == resident_per_sm(112, 2) == 9
+    assert resident_per_sm(113, 2) == 8
+    assert resident_per_sm(16, 1) == 32  # the 32-blocks-per-SM limit
+    assert resident_per_sm(16, 16) == 4  # 2048 threads per SM
+    assert resident_per_sm(32, 4, shared_bytes=100_000, shared_limit=232448) == 2
+    for regs in range(1, 256):
+        for warps in (1, 2, 4, 8, 16):
+            n = resident_per_sm(regs, warps)
+            block = warps * 32 * (-(-regs // 8) * 8)  # registers one block holds
+            assert n * block <= 65536 and n * warps <= 64 and n <= 32
+            assert n == 32 or (n + 1) * block > 65536 or (n + 1) * warps > 64  # the next block would not fit
+    assert resident_per_sm(255, 16) == 0  # 16 warps cannot take more than 128 registers per thread
+
+
+def test_runtime_specialization_marks_what_the_launcher_specializes():
+    from cake_kernels.compile_check import runtime_specialization
+
+    sig = {"G": "*bf16", "W": "*fp32", "n_rows": "i32", "NH": "i32", "H": "i32", "H_f": "fp32", "sgt": "i64", "sgh": "i64"}
+    divisible, ones = runtime_specialization(sig, 2048)
+    assert divisible == {"G", "W", "n_rows", "H", "sgt", "sgh"} and ones == {"NH": 1}
+    divisible, _ = runtime_specialization(sig, 1000)  # 1000 is not a multiple of 16: nor are its row strides
+    assert divisible == {"G", "W", "n_rows", "sgh"}
+
+
+def test_weight_dtype_builds_report_programs_per_sm():
+    rows = _check("--H", "2048", "--w-dtypes", "fp32,bf16", "--programs", "bwd.twosum_pair.p2x.r2.w8.fw.pf.wr")
+    main = [r for r in rows if r["kernel"] == "rmsnorm_bwd_rows_kernel"]
+    assert sorted(r["w_dtype"] for r in main) == ["bf16", "fp32"]
+    for r in main:
+        assert r["programs_per_sm"] == 2 and 1 <= r["resident_per_sm"] <= 4 and not r["error"]
+    reduce = [r for r in rows if r["kernel"] != "rmsnorm_bwd_rows_kernel"]
+    assert reduce and all(r["programs_per_sm"] is None and r["resident_per_sm"] is None for r in reduce)
+
+
+def test_bad_weight_dtype_is_refused_by_name():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    res = subprocess.run([sys.executable, "-m", "cake_kernels.compile_check", "--w-dtypes", "fp16"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 2 and "--w-dtypes" in res.stderr and "fp32" in res.stderr
