@@ -35,7 +35,8 @@ REGISTERS_PER_SM = 65536
 MAX_THREADS_PER_SM = 2048
 
 
-def resident_per_sm(registers: int, num_warps: int, shared_bytes: int = 0, shared_limit: int = 232448) -> int:
+def resident_per_sm(registers: int, num_warps: int, shared_bytes: int = 0,
+                    shared_limit: int = registry.HOPPER_SHARED_LIMIT) -> int:
     """Blocks of `num_warps` warps at `registers` per thread that fit on one SM at once (registers,
     threads, the 32-block limit and shared memory). A persistent grid asking for more programs per SM
     than this runs a second partial wave: round 7 on the H200, `p2x.r2.w8` at H 2048 built with a BF16
@@ -188,7 +189,7 @@ def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_9
     for i, (fn, sig, meta, warps) in enumerate(kernels_of(prog, H, residual, w)):
         kname = fn.fn.__name__ if hasattr(fn, "fn") else fn.__name__
         stages = prog.launch.stages if i == 0 else None
-        divisible, ones = runtime_specialization({k: v for k, v in sig.items() if k in fn.arg_names}, H)
+        divisible, ones = runtime_specialization(sig, H)  # compile_kernel drops what fn does not take
         ppsm = prog.launch.programs_per_sm if i == 0 and prog.launch.grid == "persistent" else None
         try:
             compiled = compile_kernel(fn, sig, {**meta, **ones}, warps, arch, stages, divisible)

@@ -22,6 +22,7 @@ from cake_kernels import registry, runner
 from cake_kernels.inputs import make_inputs
 from cake_kernels.programs import forward as fw
 from cake_router.measure.protocol import copy_bandwidth_TBps
+from probe_common import builds, time_us
 
 
 def variant(spec: str) -> registry.Program:
@@ -38,16 +39,10 @@ def variant(spec: str) -> registry.Program:
     return dataclasses.replace(base, name=f"{base.name}@{shape}", launch=lp)
 
 
-def regs_of(fn) -> dict:
-    out = {}
-    for cache in getattr(fn, "device_caches", {}).values():
-        for k in (cache[0] if isinstance(cache, tuple) else cache).values():
-            try:
-                k._init_handles()
-            except Exception:
-                pass
-            out[id(k)] = (getattr(k, "n_regs", None), getattr(k, "n_spills", None))
-    return out
+def regs_of() -> dict:
+    """id -> (n_regs, n_spills) of every forward build so far."""
+    return {i: (getattr(k, "n_regs", None), getattr(k, "n_spills", None))
+            for i, (_, k) in builds(fw.rmsnorm_fwd_kernel, fw.rmsnorm_fwd_prefetch_kernel).items()}
 
 
 def main() -> None:
@@ -73,16 +68,13 @@ def main() -> None:
             for p in progs:
                 if not p.supports(H, "plain", "fp32"):
                     continue
-                before = {**regs_of(fw.rmsnorm_fwd_kernel), **regs_of(fw.rmsnorm_fwd_prefetch_kernel)}
+                before = regs_of()
                 fn = lambda: runner.forward(p, inp.x, inp.w, 1e-6, y_out=y, rstd_out=rstd)
                 row = dict(program=p.name, H=H, T=T)
                 try:
-                    fn()
-                    torch.cuda.synchronize()
-                    ms = triton.testing.do_bench(fn, warmup=5, rep=40 if T < 1 << 20 else 100, return_mode="median")
-                    row.update(us=ms * 1e3, TBps=(4 * T * H + 4 * T) / (ms * 1e-3) / 1e12)
-                    after = {**regs_of(fw.rmsnorm_fwd_kernel), **regs_of(fw.rmsnorm_fwd_prefetch_kernel)}
-                    row["regs"] = [v for k, v in after.items() if k not in before]
+                    us = time_us(fn, T)
+                    row.update(us=us, TBps=(4 * T * H + 4 * T) / (us * 1e-6) / 1e12)
+                    row["regs"] = [v for k, v in regs_of().items() if k not in before]
                 except Exception as exc:  # a failing variant is a finding
                     row["error"] = repr(exc)[:300]
                 res["rows"].append(row)

@@ -30,23 +30,15 @@ from cake_kernels.inputs import make_inputs
 from cake_kernels.programs import backward as bk
 from cake_kernels.reference import dw_err_over_tol, oracle
 from cake_router.measure.protocol import copy_bandwidth_TBps
+from probe_common import builds, time_us
 
 
 def compiled_kernels():
-    """(id, name, n_regs, n_spills, num_warps) of every compiled backward kernel so far."""
-    out = {}
-    for fn in (bk.rmsnorm_bwd_rows_kernel, bk.reduce_partials_kernel, bk.reduce_partials_wide_kernel):
-        for cache in getattr(fn, "device_caches", {}).values():
-            kernels = cache[0] if isinstance(cache, tuple) else cache
-            for k in kernels.values():
-                try:
-                    k._init_handles()
-                except Exception:
-                    pass
-                out[id(k)] = dict(kernel=fn.__name__, n_regs=getattr(k, "n_regs", None),
-                                  n_spills=getattr(k, "n_spills", None),
-                                  num_warps=getattr(getattr(k, "metadata", None), "num_warps", None))
-    return out
+    """id -> (kernel, n_regs, n_spills, num_warps) of every compiled backward kernel so far."""
+    return {i: dict(kernel=name, n_regs=getattr(k, "n_regs", None), n_spills=getattr(k, "n_spills", None),
+                    num_warps=getattr(getattr(k, "metadata", None), "num_warps", None))
+            for i, (name, k) in builds(bk.rmsnorm_bwd_rows_kernel, bk.reduce_partials_kernel,
+                                       bk.reduce_partials_wide_kernel).items()}
 
 
 def main() -> None:
@@ -86,10 +78,8 @@ def main() -> None:
                 fn = lambda: runner.backward(p, inp.g, inp.x, inp.w, rstd, None, ws, dx_out=dx, dw_out=dw)
                 row = dict(program=p.name, H=H, T=T)
                 try:
-                    fn()
-                    torch.cuda.synchronize()
-                    ms = triton.testing.do_bench(fn, warmup=5, rep=40 if T < 1 << 20 else 100, return_mode="median")
-                    row.update(us=ms * 1e3, TBps=(6 * T * H + 4 * T) / (ms * 1e-3) / 1e12)
+                    us = time_us(fn, T)
+                    row.update(us=us, TBps=(6 * T * H + 4 * T) / (us * 1e-6) / 1e12)
                     ks = compiled_kernels()
                     row["kernels"] = [v for k, v in ks.items() if k not in before]
                     if dw64 is not None:

@@ -30,6 +30,7 @@ from cake_kernels.compile_check import cuobjdump
 from cake_kernels.inputs import make_inputs
 from cake_kernels.programs import backward as bk
 from cake_kernels.programs import forward as fw
+from probe_common import builds, time_us
 
 PROGRAMS = {512: ["bwd.twosum_pair.p7x.r2.w2.fw.pf.wr", "bwd.twosum_pair.p4x.r4.w2.fw.pf.wr", "fwd.row.r4.w2"],
             2048: ["bwd.twosum_pair.p2x.r2.w8.fw.pf.wr", "bwd.twosum_pair.p1x.r4.w8.fw.pf.wr", "fwd.row.r2.w1"],
@@ -37,19 +38,12 @@ PROGRAMS = {512: ["bwd.twosum_pair.p7x.r2.w2.fw.pf.wr", "bwd.twosum_pair.p4x.r4.
 
 
 def kernels() -> dict:
-    out = {}
-    for fn in (bk.rmsnorm_bwd_rows_kernel, fw.rmsnorm_fwd_kernel, fw.rmsnorm_fwd_prefetch_kernel):
-        for cache in getattr(fn, "device_caches", {}).values():
-            for k in (cache[0] if isinstance(cache, tuple) else cache).values():
-                out[id(k)] = k
-    return out
+    """id -> build of every rows-kernel and forward build so far."""
+    return {i: k for i, (_, k) in builds(bk.rmsnorm_bwd_rows_kernel, fw.rmsnorm_fwd_kernel,
+                                         fw.rmsnorm_fwd_prefetch_kernel).items()}
 
 
 def describe(k) -> dict:
-    try:
-        k._init_handles()
-    except Exception:
-        pass
     ops = collections.Counter()
     sass = cuobjdump(k.asm["cubin"], "-sass")
     for line in sass.splitlines():
@@ -82,11 +76,9 @@ def main() -> None:
                         fn = lambda: runner.backward(p, inp.g, inp.x, inp.w, rstd, None, ws, dx_out=dx, dw_out=dw)
                     else:
                         fn = lambda: runner.forward(p, inp.x, inp.w, 1e-6, y_out=y, rstd_out=rstd)
-                    fn()
-                    torch.cuda.synchronize()
-                    ms = triton.testing.do_bench(fn, warmup=5, rep=100, return_mode="median")
+                    us = time_us(fn, T)
                     new = [describe(k) for i, k in kernels().items() if i not in before]
-                    row = dict(program=name, H=H, T=T, w_dtype=w_dtype, us=ms * 1e3, kernels=new)
+                    row = dict(program=name, H=H, T=T, w_dtype=w_dtype, us=us, kernels=new)
                     res["rows"].append(row)
                     print(f"H={H:5d} T={T:8d} w={w_dtype} {name:40s} {row['us']:10.1f} us "
                           f"{[(k['n_regs'], k['n_spills'], k['sass_lines']) for k in new]}", flush=True)
