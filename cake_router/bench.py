@@ -4,7 +4,9 @@ For every measured (op, H, form, w_dtype, T) of an arch: the routed program (the
 at T; the backward in `det` mode), its pooled median, the fastest peer and the fastest in-budget
 peer (ROUTING-POLICY.md section 3 judged by `cake_router.policy`), SOTA/new ratios, and effective
 bandwidth against the device copy bandwidth when it is known. `2xfwd+bwd` rows pair the routed
-forward with the routed backward's recorded step time. Pure: no GPU, no database.
+forward with the routed backward's recorded step time: the step's own forward is named (`step_fwd`;
+runs before 2026-12-03 timed every step with `fwd.row.r1.w8`) and flagged where it is not the
+forward the table routes there. Pure: no GPU, no database.
 
 Bytes moved (each tensor read or written once):
 - fwd: read x, write y (2 T H each) + write rstd (4 rows); residual adds read r and write h_new.
@@ -24,6 +26,8 @@ from cake_router.policy import Policy, judge_accuracy
 from measurements_db.aggregates import WorkloadEvidence
 
 HEADS = {"heads_strided": 24, "heads_contiguous": 4}
+# The forward every `2xfwd+bwd` step of this package ran before steps named theirs (2026-12-03).
+LEGACY_STEP_FWD = "fwd.row.r1.w8"
 
 
 def bytes_moved(op: str, form: str, H: int, T: int) -> int:
@@ -60,6 +64,8 @@ class BenchRow:
     copy_fraction: float | None
     routed_in_budget: bool | None
     spread: float | None
+    step_fwd: str | None = None  # 2xfwd+bwd: the forward the timed step ran
+    step_fwd_routed: bool | None = None  # 2xfwd+bwd: whether that is the forward the table routes here
 
 
 def _peer_in_budget(ev: WorkloadEvidence, name: str, T: int, op: str, w_dtype: str, policy: Policy) -> bool:
@@ -90,6 +96,13 @@ def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float 
                 # still a row: its speed is unknown and, for a backward, it is not qualified here.
                 us = t.median_us if t is not None else None
                 tbps = bytes_moved(op, wk.form, wk.H, T) / (us * 1e-6) / 1e12 if us else None
+                step_fwd = step_ok = None
+                if op == "2xfwd+bwd" and t is not None:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", dispatch.FallbackWarning)
+                        routed_fwd = dispatch.route(table, table.arch, "fwd", wk.H, wk.w_dtype, wk.form, "det", T)
+                    step_fwd = t.step_fwd or LEGACY_STEP_FWD
+                    step_ok = step_fwd == routed_fwd
                 routed_ok = None
                 if route_op == "bwd":
                     routed_ok = judge_accuracy(ev.accuracy.get((prog, T)), "bwd", wk.w_dtype, policy).in_budget
@@ -101,6 +114,7 @@ def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float 
                     peer_over_new=(fastest[0] / us) if fastest and us else None,
                     TBps=tbps, copy_fraction=(tbps / copy_TBps) if copy_TBps and tbps else None,
                     routed_in_budget=routed_ok, spread=t.spread if t is not None else None,
+                    step_fwd=step_fwd, step_fwd_routed=step_ok,
                 ))
     return rows
 
@@ -214,9 +228,15 @@ def markdown(rows: list[BenchRow], tgts: list[dict], header: str) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     for r in rows:
-        lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {r.program} | {_cell(r.us, '.2f')} | {r.fastest_peer or '-'} | "
+        prog = r.program
+        if r.step_fwd:
+            prog = f"{r.program} + 2x {r.step_fwd}" + ("" if r.step_fwd_routed else " †")
+        lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {prog} | {_cell(r.us, '.2f')} | {r.fastest_peer or '-'} | "
                      f"{_cell(r.fastest_peer_us, '.2f')} | {_cell(r.peer_over_new, '.3f')} | {r.sota or '-'} | {_cell(r.sota_over_new, '.3f')} | "
                      f"{_cell(r.TBps, '.2f')} | {_cell(r.copy_fraction, '.1%')} | {'-' if r.routed_in_budget is None else ('yes' if r.routed_in_budget else 'no')} |")
+    if any(r.step_fwd_routed is False for r in rows):
+        lines += ["", "† the step was timed with a forward the table does not route there (before 2026-12-03 every step "
+                  f"ran `{LEGACY_STEP_FWD}`): the row states that step, not the routed one."]
     lines += ["", "| target | met | measured |", "|---|---|---|"]
     for t in tgts:
         met = "n/a" if t["met"] is None else ("met" if t["met"] else "**not met**")

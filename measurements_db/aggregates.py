@@ -23,6 +23,11 @@ Semantics (ROUTING-POLICY.md sections 3 and 4, made precise where the contract i
   inputs add up, worst and median are the maxima over runs ("the worse run counts"), and the per-run
   aggregates are kept in `runs` so the eager-reference rule can be judged run by run (a program fails
   it when it fails in any run).
+* Steps. A `2xfwd+bwd` record of one of this package's backward programs names the forward it ran
+  (`step_fwd`, from 2026-12-03 on; earlier runs all used `fwd.row.r1.w8` and say nothing). A step's
+  forward is part of what was timed, so steps with different forwards never pool: the point keeps
+  the records of one forward, those with a named forward before unnamed ones and, among named ones,
+  the forward of the latest run (by `started`). `TimingAggregate.step_fwd` says which was kept.
 * Measured evidence outranks published evidence: where a (program, workload, T) has any measured
   record of a kind (timing or accuracy), published records of that kind are ignored there.
 """
@@ -91,6 +96,19 @@ class TimingAggregate:
     timer: str  # "cupti", "events" or "mixed"
     source: str  # "measured" or "published"
     run_ids: tuple[str, ...]
+    step_fwd: str | None = None  # `2xfwd+bwd` only: the forward the step ran, when the records name it
+
+
+def pick_step_group(groups: Mapping[str | None, Iterable[str]]) -> str | None:
+    """The step forward whose records a `2xfwd+bwd` point keeps (see the module docstring).
+
+    `groups` maps each step forward (None: records that name none) to the `started` times of the
+    runs that timed it with that forward.
+    """
+    named = [(max(started), fwd) for fwd, started in groups.items() if fwd is not None]
+    if named:
+        return max(named)[1]
+    return None
 
 
 @dataclass(frozen=True)
@@ -233,6 +251,13 @@ def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadE
     tgroups: dict[tuple, list[Mapping]] = defaultdict(list)
     for rec in timing_recs:
         tgroups[(workload_of(rec), rec["program"], rec["op"], int(rec["T"]))].append(rec)
+    for key, recs in tgroups.items():
+        if key[2] == "2xfwd+bwd":
+            by_fwd: dict[str | None, list[str]] = defaultdict(list)
+            for r in recs:
+                by_fwd[r.get("step_fwd")].append(str(runs.get(r["run_id"], {}).get("started", "")))
+            keep = pick_step_group(by_fwd)
+            tgroups[key] = [r for r in recs if r.get("step_fwd") == keep]
     # (wk, op, T) -> (session, program) -> copy -> samples, for the A/A floor
     aa: dict[tuple, dict[tuple, dict[int, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for (wk, prog, op, T), recs in tgroups.items():
@@ -268,6 +293,7 @@ def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadE
             program=prog, op=op, T=T, median_us=med, session_medians=sm, spread=spread_of(sm), n=n,
             timer=timers.pop() if len(timers) == 1 else "mixed", source=source,
             run_ids=tuple(sorted({r["run_id"] for r in use})),
+            step_fwd=use[0].get("step_fwd") if op == "2xfwd+bwd" else None,
         )
     for (wk, op, T), by_sess in aa.items():
         floors = [abs(1.0 - median(c[1]) / median(c[0])) for c in by_sess.values() if c.get(0) and c.get(1)]

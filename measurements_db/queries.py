@@ -27,6 +27,7 @@ from measurements_db.aggregates import (
     WorkloadKey,
     combine_point,
     median,
+    pick_step_group,
     spread_of,
 )
 from measurements_db.engine import Store, StoreError
@@ -52,11 +53,16 @@ def _programs(conn) -> dict[str, ProgramInfo]:
     return out
 
 
+def _step_fwd(row) -> str | None:
+    return (row[11] or {}).get("step_fwd")
+
+
 def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvidence]:
     """Aggregates of every workload of ``arch`` (equal to `aggregates.aggregate_records`)."""
     wt, tt, rt = Workload.__table__, TimingBlock.__table__, Run.__table__
     with store.read() as conn:
         runs = {pk: (run_id, source) for pk, run_id, source in conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source))}
+        started = dict(conn.execute(select(rt.c.id, rt.c.started)).all())
         wls = {i: WorkloadKey(a, h, x, w, f) for i, a, h, x, w, f in conn.execute(
             select(wt.c.id, wt.c.arch, wt.c.h, wt.c.x_dtype, wt.c.w_dtype, wt.c.form).where(wt.c.arch == arch))}
         if not wls:
@@ -65,7 +71,7 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
         ids = list(wls)
         trows = conn.execute(select(
             tt.c.workload_id, tt.c.program, tt.c.op, tt.c.t, tt.c.run_pk, tt.c.session, tt.c.copy, tt.c.timer,
-            tt.c.samples, tt.c.median_us, tt.c.n,
+            tt.c.samples, tt.c.median_us, tt.c.n, tt.c.extra,
         ).where(tt.c.workload_id.in_(ids))).all()
         st = AccuracySummary.__table__
         arows = conn.execute(select(
@@ -85,6 +91,13 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
     groups: dict[tuple, list] = defaultdict(list)
     for r in trows:
         groups[(r[0], r[1], r[2], r[3])].append(r)
+    for key, recs in groups.items():
+        if key[2] == "2xfwd+bwd":
+            by_fwd: dict[str | None, list[str]] = defaultdict(list)
+            for r in recs:
+                by_fwd[_step_fwd(r)].append(str(started[r[4]]))
+            keep = pick_step_group(by_fwd)
+            groups[key] = [r for r in recs if _step_fwd(r) == keep]
     # (workload_id, op, T) -> (session, program) -> copy -> sample blobs
     aa: dict[tuple, dict[tuple, dict[int, list[bytes]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for (wid, prog, op, T), recs in groups.items():
@@ -96,7 +109,7 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
         published_medians: list[float] = []
         published_n = 0
         timers = set()
-        for (_, _, _, _, run_pk, session, copy, timer, samples, median_us, n) in use:
+        for (_, _, _, _, run_pk, session, copy, timer, samples, median_us, n, _extra) in use:
             timers.add(timer)
             sess = f"{runs[run_pk][0]}/{session}"
             if samples is not None:
@@ -120,6 +133,7 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
             program=prog, op=op, T=T, median_us=med, session_medians=sm, spread=spread_of(sm), n=count,
             timer=next(iter(timers)) if len(timers) == 1 else "mixed", source=source,
             run_ids=tuple(sorted({runs[r[4]][0] for r in use})),
+            step_fwd=_step_fwd(use[0]) if op == "2xfwd+bwd" else None,
         )
     for (wid, op, T), by_sess in aa.items():
         floors = [abs(1.0 - np_median(_cat(c[1])) / np_median(_cat(c[0])))

@@ -38,7 +38,9 @@ def register(sub) -> None:
     p.add_argument("--next-file", default=None, help="the solver's next-measurement file (solve --next-out)")
     p.add_argument("--forms", type=_csv(str, "--forms"), default=["plain", "residual", "heads_strided", "heads_contiguous"])
     p.add_argument("--w-dtypes", type=_csv(str, "--w-dtypes"), default=["bf16", "fp32"])
-    p.add_argument("--programs", type=_csv(str, "--programs"), default=None, help="program names (exact) or name prefixes (default: every registered Triton program)")
+    p.add_argument("--programs", type=_csv(str, "--programs"), default=None, help="program names (exact) or name prefixes, or 'routed' (per unit, the forward and backward the shipped table runs there; default: every registered Triton program)")
+    p.add_argument("--step-fwd", default="routed",
+                   help="forward of this package's 2xfwd+bwd steps: 'routed' (the shipped table's, per key and T) or a forward program name")
     p.add_argument("--peers", type=_csv(str, "--peers"), default=None, help="peer names, or 'none' (default: all)")
     p.add_argument("--ops", type=_csv(str, "--ops"), default=["fwd", "bwd"], help="fwd, bwd, 2xfwd+bwd")
     p.add_argument("--sessions", type=int, default=4, help="sessions (independent processes); with --gpus, one per GPU")
@@ -74,6 +76,10 @@ def cmd_measure(args) -> int:
 
     if args.wave_units < 1:
         raise CliError(f"--wave-units: {args.wave_units} not accepted; use an integer >= 1")
+    if args.step_fwd != "routed":
+        if args.step_fwd not in registry.names() or registry.get(args.step_fwd).op != "fwd":
+            fwds = [p.name for p in registry.all_programs() if p.op == "fwd"]
+            raise CliError(f"--step-fwd: {args.step_fwd!r} is not 'routed' or a registered forward program ({', '.join(fwds)})")
     if args.large_T_inputs is not None and args.large_T_inputs < 0:
         raise CliError(f"--large-T-inputs: {args.large_T_inputs} not accepted; use an integer >= 0")
     if not torch.cuda.is_available():
@@ -93,7 +99,8 @@ def cmd_measure(args) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from None
     programs = [p.name for p in registry.all_programs() if p.launch.grid != "reference" and (p.op in args.ops or (p.op == "bwd" and "2xfwd+bwd" in args.ops))]
-    if args.programs:
+    routed_only = args.programs == ["routed"]
+    if args.programs and not routed_only:
         try:
             programs = campaign.select_programs(programs, args.programs)
         except ValueError as exc:
@@ -107,7 +114,7 @@ def cmd_measure(args) -> int:
         unknown = [p for p in peers if p not in impls.PEERS]
         if unknown:
             raise CliError(f"--peers: unknown {unknown}; known: {', '.join(impls.PEERS)} (or 'none')")
-    from cake_kernels.routes.dispatch import arch_of
+    from cake_kernels.routes.dispatch import arch_of, routes_dir
 
     arch = args.arch or arch_of(torch.cuda.current_device())
     prefix = args.run_prefix or f"{arch}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
@@ -115,6 +122,11 @@ def cmd_measure(args) -> int:
     if args.resume and (work / "plan.json").exists():
         prefix = json.loads((work / "plan.json").read_text())["run_prefix"]
     units = campaign.plan_units(args.H, args.forms, args.w_dtypes, Ts, shard)
+    if routed_only:
+        if not (routes_dir() / f"{arch}.json").exists():
+            raise CliError(f"--programs routed: no route table ships for {arch}; name programs instead")
+        wanted = {n for u in units for n in campaign.routed_programs(arch, u)}
+        programs = [n for n in programs if n in wanted]
     deadline = time.time() + 60 * args.budget_minutes if args.budget_minutes else None
     plan = campaign.Plan(
         run_prefix=prefix, arch=arch, units=units, programs=programs, peers=peers, ops=args.ops,
@@ -122,7 +134,7 @@ def cmd_measure(args) -> int:
         rounds=args.rounds, replays=args.replays, families=args.families, inputs_per_family=args.inputs_per_family,
         accuracy_max_T=args.accuracy_max_T, large_T_inputs=args.large_T_inputs,
         seconds_per_unit=args.seconds_per_unit, deadline=deadline,
-        parallel=bool(args.gpus and len(args.gpus) > 1),
+        parallel=bool(args.gpus and len(args.gpus) > 1), fwd_for_step=args.step_fwd, routed_only=routed_only,
     )
     con = console(stderr=True)
     con.print(f"measure: {len(units)} workloads x {plan.sessions} sessions, {len(programs)} programs, {len(peers)} peers, arch {arch}")

@@ -59,7 +59,10 @@ class Plan:
     large_T_inputs: int | None = None
     seconds_per_unit: float | None = None  # cap on timing time per unit and session
     deadline: float | None = None  # wall-clock time.time() after which sessions stop cleanly
-    fwd_for_step: str = "fwd.row.r1.w8"
+    # The forward of this package's `2xfwd+bwd` steps: "routed" (the shipped table's forward for the
+    # unit's key and T, what a training step runs) or a registered forward program's name.
+    fwd_for_step: str = "routed"
+    routed_only: bool = False  # each unit measures only the programs the shipped table routes there
     parallel: bool = False  # sessions on several GPUs at once (accuracy spread over them)
 
 
@@ -78,6 +81,36 @@ def select_programs(registered: list[str], wanted: list[str]) -> list[str]:
     if unmatched:
         raise ValueError(f"{unmatched} match no registered program")
     return [n for n in registered if n in exact or any(n.startswith(w) for w in prefixes)]
+
+def step_forward(fwd_for_step: str, arch: str, H: int, form: str, w_dtype: str, T: int) -> str:
+    """The forward a `2xfwd+bwd` step runs beside a backward program (recorded as `step_fwd`).
+
+    "routed" resolves through the shipped table of `arch` as the runtime would (its fallback where
+    the table has no window), so the step is the one a user's training step runs.
+    """
+    if fwd_for_step != "routed":
+        return fwd_for_step
+    import warnings
+
+    from cake_kernels.routes import dispatch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dispatch.FallbackWarning)
+        return dispatch.route(dispatch.table_for(arch), arch, "fwd", H, w_dtype, form, "det", T)
+
+
+def routed_programs(arch: str, unit: "Unit") -> list[str]:
+    """The forward and the deterministic-mode backward the shipped table of `arch` runs at a unit
+    (`measure --programs routed`: re-time what ships, e.g. its `2xfwd+bwd` steps)."""
+    import warnings
+
+    from cake_kernels.routes import dispatch
+
+    table = dispatch.table_for(arch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dispatch.FallbackWarning)
+        return [dispatch.route(table, arch, op, unit.H, unit.w_dtype, unit.form, "det", unit.T) for op in ("fwd", "bwd")]
+
 
 def parse_T(spec: str, next_file: str | None = None) -> list[int]:
     """`coarse`, `standard`, `next` (the solver's cake-next/1 file) or a comma list of integers."""

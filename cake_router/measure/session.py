@@ -41,15 +41,19 @@ def _time_unit(doc, unit, s, session, base, failures, device):
     wl = impls.Workload(unit.H, unit.form, unit.w_dtype, unit.T)
     inp = make_inputs("gaussian", unit.T, unit.H, unit.w_dtype, unit.form, seed=12345, device=device)
     shared = impls.SharedOutputs.for_inputs(inp)
+    step_fwd = campaign.step_forward(doc.get("fwd_for_step", "routed"), doc["arch"], unit.H, unit.form, unit.w_dtype, unit.T)
     preps = []
-    for name in doc["programs"]:
+    names = doc["programs"]
+    if doc.get("routed_only"):
+        names = [n for n in campaign.routed_programs(doc["arch"], unit) if n in names]
+    for name in names:
         prog = registry.get(name)
         if not prog.supports(unit.H, unit.form, unit.w_dtype):
             continue
         if prog.family == "column_task" and unit.T > campaign.COLUMN_TASK_MAX_T:
             continue
         try:
-            preps.append(impls.prepare_program(name, inp, wl, doc["fwd_for_step"], shared))
+            preps.append(impls.prepare_program(name, inp, wl, step_fwd, shared))
         except Exception as exc:
             failures.append((name, exc))
     for name in doc["peers"]:
@@ -94,6 +98,9 @@ def _time_unit(doc, unit, s, session, base, failures, device):
     records = [dict(base, kind="timing", program=r["impl"], op=r["op"], session=session, round=r["round"],
                     position=r["position"], copy=r["copy"], timer=r["timer"], l2="cold", samples_us=r["samples_us"])
                for r in rows]
+    for rec in records:
+        if rec["op"] == "2xfwd+bwd" and rec["program"] in names:
+            rec["step_fwd"] = step_fwd
     acc_fns = {p.name: p.dw_for_accuracy for p in preps if p.dw_for_accuracy is not None}
     return records, acc_fns
 
@@ -114,6 +121,25 @@ def _accuracy_unit(doc, unit, base, acc_fns, failures, device, deadline):
             continue
         rec.pop("stopped_on_breach", None)
         out.append(dict(base, kind="accuracy", **rec))
+    return out
+
+
+def quarantined(path: Path) -> dict[str, set[str]]:
+    """unit key -> implementations that raised a CUDA error there in an earlier attempt.
+
+    A CUDA error (an illegal address) is sticky: it ends the process, and the next wave retries the
+    unit. Without this, an implementation that always faults there (a peer's bug at a size it does
+    not handle, say) would end every retry and the unit would never be measured.
+    """
+    out: dict[str, set[str]] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a torn last line
+            if rec.get("quarantine"):
+                out.setdefault(rec["unit"], set()).add(rec["impl"])
     return out
 
 
@@ -175,8 +201,13 @@ def main(argv=None) -> int:
         base = {"schema": "cake-evidence/1", "run_id": run_id, "arch": doc["arch"], "H": unit.H, "T": unit.T,
                 "x_dtype": "bf16", "w_dtype": unit.w_dtype, "form": unit.form}
         failures: list[tuple[str, BaseException]] = []
+        skip = quarantined(failures_path).get(unit.key, set())
+        for name in sorted(skip):
+            failures.append((name, RuntimeError("skipped: it raised a CUDA error at this unit in an earlier attempt")))
         try:
-            records, acc_fns = _time_unit(doc, unit, s, session, base, failures, device)
+            records, acc_fns = _time_unit(dict(doc, programs=[n for n in doc["programs"] if n not in skip],
+                                               peers=[n for n in doc["peers"] if n not in skip]),
+                                          unit, s, session, base, failures, device)
             torch.cuda.empty_cache()
             # Accuracy once per unit: by session 1 when sessions run one after another on one GPU
             # (a budget cut then never leaves a unit without accuracy), else spread over the GPUs.
@@ -199,6 +230,13 @@ def main(argv=None) -> int:
             # next wave's fresh process retries the unit. The failures gathered so far name the
             # implementation whose capture or replay raised it; keep them, or the crash is anonymous.
             write_failures(failures_path, unit.key, failures + [("unit", exc)])
+            # The first implementation whose capture or replay raised it is the culprit (the later
+            # ones fail because the context is already broken): the retry skips it.
+            first = next((name for name, e in failures if "CUDA error" in str(e)), None)
+            if first is not None:
+                with open(failures_path, "a") as f:
+                    f.write(json.dumps({"unit": unit.key, "impl": first.split(":")[0], "quarantine": True,
+                                        "error": "raised a CUDA error here; skipped when the unit is retried"}) + "\n")
             culprits = ", ".join(name for name, _ in failures) or "no implementation recorded"
             print(f"[{session}] {unit.key}: CUDA error ({culprits}); ending this process", file=sys.stderr, flush=True)
             raise

@@ -137,3 +137,27 @@ def test_routed_program_without_timing_is_a_row_not_a_gap(tmp_path):
     tg = {x["target"]: x for x in bench.targets([r])}
     assert tg["every routed backward in budget on qualified evidence"]["met"] is False
     assert "| - |" in bench.markdown([r], bench.targets([r]), "# h")
+
+
+def test_step_rows_name_their_forward_and_flag_one_the_table_does_not_route(tmp_path):
+    import json
+
+    doc = {"schema": "cake-routes/1", "arch": "sm_90a", "policy": {}, "evidence_fingerprint": "x", "routes": [
+        {"op": "bwd", "H": 1024, "w_dtype": "fp32", "form": "plain", "mode": "det",
+         "windows": [{"lo": 1, "hi": None, "program": "bwd.pair.p2x.w8", "reason": "fastest"}]},
+        {"op": "fwd", "H": 1024, "w_dtype": "fp32", "form": "plain", "mode": "any",
+         "windows": [{"lo": 1, "hi": 4096, "program": "fwd.row.r4.w2", "reason": "fastest"},
+                     {"lo": 4097, "hi": None, "program": "fwd.row.r1.w8", "reason": "fastest"}]}]}
+    write_table(doc, tmp_path / "t.json")
+    tab = parse_table(json.loads((tmp_path / "t.json").read_text()), "t.json")
+    recs = [RUN, prog("bwd.pair.p2x.w8", "pair"), prog("fwd.row.r4.w2", "row", op="fwd"), prog("fwd.row.r1.w8", "row", op="fwd")]
+    recs += [timing("bwd.pair.p2x.w8", "2xfwd+bwd", 4096, 30.0),  # a run before steps named their forward
+             dict(timing("bwd.pair.p2x.w8", "2xfwd+bwd", 65536, 300.0), step_fwd="fwd.row.r1.w8"),
+             dict(timing("bwd.pair.p2x.w8", "2xfwd+bwd", 1024, 20.0), step_fwd="fwd.row.r4.w2")]
+    rows = {r.T: r for r in bench.compare(aggregate_records(recs), tab, Policy())}
+    assert (rows[4096].step_fwd, rows[4096].step_fwd_routed) == (bench.LEGACY_STEP_FWD, False)
+    assert (rows[65536].step_fwd, rows[65536].step_fwd_routed) == ("fwd.row.r1.w8", True)
+    assert (rows[1024].step_fwd, rows[1024].step_fwd_routed) == ("fwd.row.r4.w2", True)
+    md = bench.markdown(list(rows.values()), [], "# t")
+    assert "| bwd.pair.p2x.w8 + 2x fwd.row.r1.w8 † |" in md and "| bwd.pair.p2x.w8 + 2x fwd.row.r4.w2 |" in md
+    assert "† the step was timed with a forward the table does not route there" in md

@@ -99,7 +99,9 @@ def test_measure_without_gpu_says_what_to_do(capsys):
 
 
 @pytest.mark.parametrize("argv, what", [(["--wave-units", "0"], "--wave-units: 0 not accepted"),
-                                        (["--large-T-inputs", "-1"], "--large-T-inputs: -1 not accepted")])
+                                        (["--large-T-inputs", "-1"], "--large-T-inputs: -1 not accepted"),
+                                        (["--step-fwd", "bwd.twosum.p1x.w8"], "--step-fwd: 'bwd.twosum.p1x.w8' is not 'routed' or a registered forward"),
+                                        (["--step-fwd", "fwd.nope"], "--step-fwd: 'fwd.nope' is not")])
 def test_measure_rejects_bad_counts_before_looking_for_a_gpu(capsys, argv, what):
     assert cli_main(["measure", "--H", "64", "--T", "1", *argv]) == 2
     assert what in capsys.readouterr().err
@@ -201,5 +203,45 @@ def test_a_cuda_error_ends_the_session_and_names_the_implementation(tmp_path, mo
         session.main([str(spec), "0"])
     lines = [json.loads(x) for x in (tmp_path / "session-s1.failures.jsonl").read_text().splitlines()]
     assert [(x["unit"], x["impl"]) for x in lines] == [("heads_strided/H256/fp32/T1", "bwd.example:bwd"),
-                                                         ("heads_strided/H256/fp32/T1", "unit")]
+                                                         ("heads_strided/H256/fp32/T1", "unit"),
+                                                         ("heads_strided/H256/fp32/T1", "bwd.example")]
+    assert lines[-1]["quarantine"] is True
     assert "CUDA error (bwd.example:bwd); ending this process" in capsys.readouterr().err
+
+    # The retry (a fresh process) skips the culprit, records why, and measures the rest of the unit.
+    seen = {}
+
+    def measuring_unit(doc, unit, s, sess, base, failures, device):
+        seen["programs"], seen["failures"] = doc["programs"], [name for name, _ in failures]
+        return [dict(base, kind="timing", program="bwd.other", op="bwd")], {}
+
+    monkeypatch.setattr(session, "_time_unit", measuring_unit)
+    monkeypatch.setattr(session, "_accuracy_unit", lambda *a, **k: [])
+    spec.write_text(json.dumps(dict(doc, programs=["bwd.example", "bwd.other"])))
+    assert session.main([str(spec), "0"]) == 0
+    assert seen == {"programs": ["bwd.other"], "failures": ["bwd.example"]}
+    lines = [json.loads(x) for x in (tmp_path / "session-s1.failures.jsonl").read_text().splitlines()]
+    assert "earlier attempt" in lines[-1]["error"] and lines[-1]["impl"] == "bwd.example"
+
+
+def test_steps_run_the_routed_forward_and_routed_selection_follows_the_table():
+    """`2xfwd+bwd` steps pair each backward with the forward the shipped table runs at that key and
+    T (what a training step runs), and `--programs routed` picks the table's pair per unit."""
+    import warnings
+
+    from cake_kernels.routes import dispatch
+
+    table = dispatch.table_for("sm_90a")
+    seen = set()
+    for u in campaign.plan_units([512, 2048, 6144], campaign.FORMS, ["bf16", "fp32"], [1, 4096, 1048576]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dispatch.FallbackWarning)
+            fwd = dispatch.route(table, "sm_90a", "fwd", u.H, u.w_dtype, u.form, "det", u.T)
+            bwd = dispatch.route(table, "sm_90a", "bwd", u.H, u.w_dtype, u.form, "det", u.T)
+        assert campaign.step_forward("routed", "sm_90a", u.H, u.form, u.w_dtype, u.T) == fwd
+        assert campaign.routed_programs("sm_90a", u) == [fwd, bwd]
+        seen.add(fwd)
+    assert len(seen) > 3  # the forward does change with the key and T, so a fixed one would misstate steps
+    assert campaign.step_forward("fwd.row.r1.w8", "sm_90a", 512, "plain", "bf16", 1) == "fwd.row.r1.w8"
+    # No table for an arch: the runtime's fallback, as dispatch would run.
+    assert campaign.step_forward("routed", "sm_75", 512, "plain", "bf16", 1) == dispatch.FALLBACK["fwd"]

@@ -103,3 +103,41 @@ def test_runs_run_detail_and_stats(store):
     assert [a["arch"] for a in s["arches"]] == ["sm_90a"] and s["arches"][0]["runs"] == 3
     assert {p["program"] for p in s["programs"]} >= {"bwd.synthetic.p0", "peer.synthetic"}
     assert len(s["keys"]) == 4 and sum(k["timing_blocks"] for k in s["keys"]) == len(timing)
+
+
+def test_steps_with_different_forwards_never_pool(tmp_path):
+    """`2xfwd+bwd` records name their forward from round 8 on (`step_fwd`): the point keeps one
+    forward's records (named before unnamed, then the latest run's), in the store as in the reference."""
+    from measurements_db.engine import open_store
+
+    recs = generate_evidence(runs=3, sessions=1, rounds=1, samples_per_block=2, fwd_programs=0, bwd_programs=1,
+                             aa_programs=0, H_values=(2048,), w_dtypes=("bf16",), T_values=(4096,))
+    runs = sorted((r for r in recs if r["kind"] == "run"), key=lambda r: r["started"])
+    assert len(runs) == 3 and len({r["started"] for r in runs}) == 3
+    bwd = next(r for r in recs if r["kind"] == "timing" and r["op"] == "bwd")
+    step = {run["run_id"]: (fwd, us) for run, fwd, us in zip(runs, (None, "fwd.b", "fwd.a"), (500.0, 300.0, 200.0))}
+
+    def steps(which):
+        out = []
+        for run_id, (fwd, us) in step.items():
+            if run_id in which:
+                rec = dict(bwd, run_id=run_id, op="2xfwd+bwd", samples_us=[us, us])
+                if fwd:
+                    rec["step_fwd"] = fwd
+                out.append(rec)
+        return out
+
+    ids = [r["run_id"] for r in runs]
+    cases = [(ids[:1], None, 500.0), (ids[:2], "fwd.b", 300.0), (ids, "fwd.a", 200.0), ([ids[0], ids[2]], "fwd.a", 200.0)]
+    for i, (which, fwd, us) in enumerate(cases):
+        all_recs = recs + steps(which)
+        st = open_store(f"sqlite:///{tmp_path / f's{i}.sqlite'}")
+        import_evidence(st, all_recs, name="all")
+        got = queries.workload_evidence(st, "sm_90a")
+        st.close()
+        assert got == reference(all_recs, "sm_90a")
+        (ev,) = got.values()
+        t = ev.timing[(bwd["program"], "2xfwd+bwd", bwd["T"])]
+        assert (t.step_fwd, t.median_us, len(t.run_ids)) == (fwd, us, 1)
+    # The latest run decides among named forwards, whichever order the runs were imported in.
+    assert aggregates.pick_step_group({"fwd.a": ["2026-12-01T00:00:00Z"], "fwd.b": ["2026-12-03T00:00:00Z"], None: ["2027"]}) == "fwd.b"
