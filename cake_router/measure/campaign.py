@@ -209,6 +209,12 @@ def read_progress(progress: Path) -> dict[str, int]:
 SESSION_MODULE = "cake_router.measure.session"
 
 
+def quarantine_count(out_dir: Path, s: int) -> int:
+    """Implementations session `s` skips at some unit because they raised a CUDA error there."""
+    path = out_dir / f"session-s{s + 1}.failures.jsonl"
+    return path.read_text().count('"quarantine": true') if path.exists() else 0
+
+
 def units_done(out_dir: Path, s: int) -> int:
     return len([k for k in read_progress(session_paths(out_dir, s)[1]) if k != "#header"])
 
@@ -271,13 +277,16 @@ def run_campaign(plan: Plan, out_dir: Path, *, gpus: list[int] | None, resume: b
                 if plan.deadline and time.time() > plan.deadline:
                     log("budget reached: no further waves")
                     break
-                before = units_done(out_dir, s)
+                before, q_before = units_done(out_dir, s), quarantine_count(out_dir, s)
                 rc = start(s, gpu).wait()
                 after = units_done(out_dir, s)
                 log(f"session s{s + 1}: {after}/{total} units (code {rc})")
-                if rc != 0 and after == before:
-                    failed.add(s)  # a session that fails without progress is not retried in a loop
-                progressed |= after > before
+                named_culprit = quarantine_count(out_dir, s) > q_before
+                if rc != 0 and after == before and not named_culprit:
+                    # A session that fails without progress is not retried in a loop; one whose crash
+                    # named a culprit is (the retry skips it), at most once per culprit.
+                    failed.add(s)
+                progressed |= after > before or named_culprit
             else:
                 if progressed:
                     continue

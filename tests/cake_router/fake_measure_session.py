@@ -25,6 +25,12 @@ def main() -> int:
         if max_units is not None and n >= max_units:
             break
         n += 1
+        failures = spec.parent / f"session-s{s + 1}.failures.jsonl"
+        if unit.key == os.environ.get("CAKE_FAKE_CRASH_UNIT") and not (failures.exists() and unit.key in failures.read_text()):
+            # The real session's sticky-CUDA-error path: name the culprit, end the process.
+            with open(failures, "a") as f:
+                f.write(json.dumps({"unit": unit.key, "impl": "peer.faulty", "quarantine": True}) + "\n")
+            return 1
         time.sleep(float(os.environ.get("CAKE_FAKE_SECONDS_PER_UNIT", "0")))
         with open(path, "a") as f:
             f.write(json.dumps({"kind": "timing", "session": f"s{s + 1}", "unit": unit.key}) + "\n")

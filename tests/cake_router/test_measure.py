@@ -156,6 +156,20 @@ def test_sequential_sessions_run_in_waves(tmp_path):
     assert len((tmp_path / "order.log").read_text().splitlines()) == 10
 
 
+def test_a_session_whose_crash_named_a_culprit_is_retried(tmp_path, monkeypatch):
+    """Without progress a failing session is dropped (no retry loop), except when its crash named a
+    culprit to skip: then the retry measures the unit without it."""
+    plan = _plan(3)
+    key = plan.units[1].key
+    monkeypatch.setenv("CAKE_FAKE_CRASH_UNIT", key)
+    logs = []
+    campaign.run_campaign(plan, tmp_path, gpus=None, resume=False, log=logs.append, wave_units=1,
+                          session_module="tests.cake_router.fake_measure_session")
+    assert campaign.units_done(tmp_path, 0) == campaign.units_done(tmp_path, 1) == 3
+    assert sum("(code 1)" in m for m in logs) == 2  # each session crashed once at that unit
+    assert campaign.quarantine_count(tmp_path, 0) == campaign.quarantine_count(tmp_path, 1) == 1
+
+
 def test_budget_stops_between_waves(tmp_path, monkeypatch):
     import time as _t
 
