@@ -74,6 +74,24 @@ def _peer_in_budget(ev: WorkloadEvidence, name: str, T: int, op: str, w_dtype: s
     return judge_accuracy(ev.accuracy.get((name, T)), "bwd", w_dtype, policy).in_budget
 
 
+def _routed_qualified(ev: WorkloadEvidence, table: RouteTable, wk, prog: str, T: int, policy: Policy) -> bool:
+    """Whether the routed backward is in budget on qualified evidence at T.
+
+    At a T with accuracy evidence for the program, that evidence decides. At a T without (a step
+    timed on the standard grid between accuracy points, say), the window does, as the solver chose
+    it: the program must be in budget at every accuracy point it has inside the window covering T,
+    and have at least one; a runtime fallback outside any window has none.
+    """
+    acc = ev.accuracy.get((prog, T))
+    if acc is not None:
+        return judge_accuracy(acc, "bwd", wk.w_dtype, policy).in_budget
+    win = table.lookup("bwd", wk.H, wk.w_dtype, wk.form, "det", max(T, 1))
+    if win is None or win.program != prog:
+        return False
+    inside = [a for (p, t), a in ev.accuracy.items() if p == prog and t >= win.lo and (win.hi is None or t <= win.hi)]
+    return bool(inside) and all(judge_accuracy(a, "bwd", wk.w_dtype, policy).in_budget for a in inside)
+
+
 def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float | None = None) -> list[BenchRow]:
     rows: list[BenchRow] = []
     for wk, ev in sorted(evidence.items()):
@@ -105,7 +123,7 @@ def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float 
                     step_ok = step_fwd == routed_fwd
                 routed_ok = None
                 if route_op == "bwd":
-                    routed_ok = judge_accuracy(ev.accuracy.get((prog, T)), "bwd", wk.w_dtype, policy).in_budget
+                    routed_ok = _routed_qualified(ev, table, wk, prog, T, policy)
                 rows.append(BenchRow(
                     op=op, H=wk.H, form=wk.form, w_dtype=wk.w_dtype, T=T, program=prog, us=us,
                     fastest_peer=fastest[1] if fastest else None, fastest_peer_us=fastest[0] if fastest else None,
