@@ -127,7 +127,7 @@ def report_rows(arch_sol: ArchSolution) -> list[dict]:
 
 # ---- diff ----------------------------------------------------------------------------------
 
-CATEGORIES = ("budget breach", "eager-reference failure", "speed", "neutral re-route", "new coverage", "removed coverage")
+CATEGORIES = ("budget breach", "eager-reference failure", "speed", "neutral re-route", "new coverage", "qualified", "removed coverage")
 
 
 @dataclass
@@ -200,10 +200,18 @@ def diff_tables(old: Mapping[str, RouteTable], new: Mapping[str, RouteTable],
             op, H, w_dtype, form, mode = key
             ev = evs.get((H, w_dtype, form))
             for lo, hi, ow, nw in _spans(o.windows(*key) if key in okeys else [], n.windows(*key)):
-                if ow is not None and ow.program == nw.program:
+                # The same program under a loud reason on one side only is a change too: the runtime
+                # runs its fallback for a loud backward window, not the program the table names.
+                loudness_changed = ow is not None and (ow.reason in LOUD_REASONS) != (nw.reason in LOUD_REASONS)
+                if ow is not None and ow.program == nw.program and not loudness_changed:
                     continue
                 rows = _rows(ev, op, w_dtype, mode, lo, hi, ow.program if ow else None, nw.program, policy) if ev else []
-                cat = "new coverage" if ow is None else _category(nw.reason, rows, policy)
+                if ow is None:
+                    cat = "new coverage"
+                elif ow.program == nw.program and nw.reason not in LOUD_REASONS:
+                    cat = "qualified"  # a loud span whose program the evidence now qualifies
+                else:
+                    cat = _category(nw.reason, rows, policy)
                 changes.append(Change(arch, key, lo, hi, ow.program if ow else None, nw.program, nw.reason, cat, rows))
     return changes
 

@@ -74,3 +74,30 @@ def test_diff_faster_in_budget_program_past_an_accuracy_cut_is_speed(tmp_path):
     assert changes and {c.reason for c in changes} == {"accuracy-cut"}
     assert {c.category for c in changes} == {"speed"}
     assert all(r["ratio"] > 1 for c in changes for r in c.rows)
+
+
+def test_diff_reports_a_span_that_turns_loud_under_the_same_program(tmp_path):
+    """Timing at T 1M with no accuracy there leaves no eligible program at that sampled T: the span
+    keeps a program name but turns `no-eligible-program`, and the runtime then runs its fallback, so
+    the report lists it (and lists it again, as qualified, once accuracy arrives)."""
+    def ev(timed_1m: bool, qualified_1m: bool) -> Evidence:
+        e = Evidence().program("bwd.twosum", family="twosum_pair")
+        for T in (1024, 65536):
+            e.point("bwd.twosum", T, us=T / 50 + 20, worst=0.001, median=0.0001, eager_worst=0.2, eager_median=0.02)
+        if qualified_1m:
+            e.point("bwd.twosum", 1048576, us=21000, worst=0.001, median=0.0001, eager_worst=0.2, eager_median=0.02)
+        elif timed_1m:
+            e.timing("bwd.twosum", 1048576, 21000)
+        return e
+
+    old = _table(tmp_path, "old.json", ev(False, False))
+    loud_ev = ev(True, False)
+    loud = _table(tmp_path, "loud.json", loud_ev)
+    changes = diff_tables(old, loud, {"sm_90a": list(loud_ev.all().values())})
+    det = [c for c in changes if c.key[4] == "det"]
+    assert det and all(c.old == c.new == "bwd.twosum" and c.category == "budget breach" for c in det)
+    assert {c.reason for c in det} <= {"no-eligible-program", "unverified"}
+    assert "### budget breach" in diff_markdown(changes, "old", "loud", True)
+    back = diff_tables(loud, _table(tmp_path, "ok.json", ev(True, True)))
+    assert any(c.key[4] == "det" for c in back) and all(c.category == "qualified" for c in back if c.key[4] == "det")
+    assert diff_tables(old, _table(tmp_path, "same.json", ev(False, False))) == []
