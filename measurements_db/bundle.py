@@ -41,6 +41,41 @@ def write_bundle(records: Iterable[Mapping], path: str | os.PathLike) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def merge_records(sources: Iterable[tuple[str, Iterable[Mapping]]]) -> list[dict]:
+    """The records of several evidence files as one bundle's: each run and each program version
+    (name, fingerprint) once, exact duplicate records once (a file given twice adds nothing).
+
+    A run id or a program version recorded twice with different contents is an error naming both
+    files: merging would silently pick one provenance.
+    """
+    import json
+
+    from measurements_db.evidence_io import EvidenceError
+
+    out: list[dict] = []
+    firsts: dict[tuple, tuple[str, str]] = {}  # identity -> (canonical JSON, file)
+    seen: set[str] = set()
+    for name, records in sources:
+        for rec in records:
+            text = json.dumps(rec, sort_keys=True)
+            kind = rec.get("kind")
+            ident = (("run", rec.get("run_id")) if kind == "run"
+                     else ("program", rec.get("name"), rec.get("fingerprint")) if kind == "program" else None)
+            if ident is not None:
+                prev = firsts.get(ident)
+                if prev is not None:
+                    if prev[0] != text:
+                        what = f"run {ident[1]!r}" if kind == "run" else f"program {ident[1]!r} (fingerprint {ident[2]})"
+                        raise EvidenceError(name, None, kind, f"{what} differs from its record in {prev[1]}")
+                    continue
+                firsts[ident] = (text, name)
+            elif text in seen:
+                continue
+            seen.add(text)
+            out.append(dict(rec))
+    return out
+
+
 def read_bundle(path: str | os.PathLike) -> list[dict]:
     """The validated records of one bundle (or plain .jsonl) file."""
     from measurements_db.evidence_io import _read_lines

@@ -4,6 +4,7 @@
     python -m cake_router export [--arch A] [--db URL] [--out FILE] [--json]
     python -m cake_router db upgrade [--db URL] [--json]
     python -m cake_router db stats [--db URL] [--json]
+    python -m cake_router db bundle FILE... --out measurements_db/data/NAME.jsonl.gz [--force] [--json]
 
 Each imported file is one transaction: a bad file is reported with file:line and field and
 nothing of it is written, while the other files still import (exit code 1 when any file failed).
@@ -63,6 +64,15 @@ def register(subparsers) -> None:
     add_db_option(q)
     add_json_option(q)
     q.set_defaults(func=cmd_db_stats)
+    q = dsub.add_parser("bundle", help="merge evidence files into one byte-stable shipped bundle",
+                        description="Merge cake-evidence/1 files (a campaign's per-call outputs) into one canonical, "
+                        "byte-stable .jsonl.gz bundle, as shipped under measurements_db/data/ (loaded by the "
+                        "embedded default store). Each run and program version once; exact duplicates once.")
+    q.add_argument("files", nargs="+", metavar="FILE", help="evidence file(s): .jsonl or .jsonl.gz")
+    q.add_argument("--out", required=True, metavar="FILE", help="the bundle to write (.jsonl.gz)")
+    q.add_argument("--force", action="store_true", help="replace --out when it exists")
+    add_json_option(q)
+    q.set_defaults(func=cmd_db_bundle)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -166,6 +176,37 @@ def cmd_export(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------
 # db upgrade / db stats
 # ---------------------------------------------------------------------------------------------
+
+
+def cmd_db_bundle(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from measurements_db.bundle import merge_records, read_bundle, write_bundle
+    from measurements_db.evidence_io import EvidenceError
+
+    out = Path(args.out)
+    if not out.name.endswith(".jsonl.gz"):
+        raise CliError(f"--out {out}: a bundle is a .jsonl.gz file")
+    if out.exists() and not args.force:
+        raise CliError(f"--out {out} exists; give --force to replace it (it may be a shipped bundle)")
+    missing = [f for f in args.files if not Path(f).is_file()]
+    if missing:
+        raise CliError(f"FILE: not found: {', '.join(missing)}")
+    try:
+        merged = merge_records((f, read_bundle(f)) for f in args.files)
+        sha = write_bundle(merged, out)
+    except EvidenceError as exc:
+        raise CliError(f"{exc}; nothing was written") from None
+    kinds = Counter(r["kind"] for r in merged)
+    summary = {"out": str(out), "sha256": sha, "records": len(merged), "inputs": len(args.files),
+               **{k: kinds.get(k, 0) for k in ("run", "program", "timing", "accuracy")}}
+    if args.json:
+        print_json(summary)
+    else:
+        console().print(f"wrote {out}: {summary['records']} records ({summary['run']} runs, {summary['program']} programs, "
+                        f"{summary['timing']} timing, {summary['accuracy']} accuracy) from {len(args.files)} file(s); "
+                        f"sha256 {sha[:16]}...")
+    return 0
 
 
 def cmd_db_upgrade(args: argparse.Namespace) -> int:

@@ -84,3 +84,45 @@ def test_cli_subprocess_uses_cake_db_url(tmp_path):
     r = subprocess.run([sys.executable, "-m", "cake_router", "db", "stats", "--json"], cwd=REPO, env=env,
                        capture_output=True, text=True)
     assert json.loads(r.stdout)["totals"]["runs"] == 2
+
+
+def test_db_bundle_merges_campaign_files_into_one_byte_stable_bundle(tmp_path, capsys):
+    from measurements_db.bundle import read_bundle
+
+    a = generate_evidence(seed=1, runs=2)
+    b = generate_evidence(seed=2, runs=1, arch="sm_100a")  # run ids differ from a's
+    fa, fb = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    fa.write_text("".join(json.dumps(r) + "\n" for r in a))
+    fb.write_text("".join(json.dumps(r) + "\n" for r in b))
+    out = tmp_path / "data" / "merged.jsonl.gz"
+    # The same file twice adds nothing; the order of the inputs does not change the bytes.
+    assert main(["db", "bundle", str(fa), str(fb), str(fa), "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    recs = read_bundle(out)
+    assert summary["records"] == len(recs) and summary["inputs"] == 3
+    assert sorted(json.dumps(r, sort_keys=True) for r in recs) == sorted({json.dumps(r, sort_keys=True) for r in a + b})
+    first = out.read_bytes()
+    assert main(["db", "bundle", str(fb), str(fa), "--out", str(out), "--force"]) == 0
+    assert out.read_bytes() == first
+    # An existing bundle is replaced only with --force.
+    assert main(["db", "bundle", str(fa), "--out", str(out)]) == 2
+    assert "exists; give --force" in capsys.readouterr().err and out.read_bytes() == first
+
+
+def test_db_bundle_refuses_conflicting_provenance_and_bad_files_writing_nothing(tmp_path, capsys):
+    recs = generate_evidence(seed=3)
+    run = next(r for r in recs if r["kind"] == "run")
+    f1, f2, bad = tmp_path / "one.jsonl", tmp_path / "two.jsonl", tmp_path / "bad.jsonl"
+    f1.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    f2.write_text(json.dumps(dict(run, gpu="NVIDIA H100")) + "\n")
+    bad.write_text(json.dumps(dict(run, sm_count="many")) + "\n")
+    out = tmp_path / "m.jsonl.gz"
+    assert main(["db", "bundle", str(f1), str(f2), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"run {run['run_id']!r} differs from its record in {f1}" in err and str(f2) in err and not out.exists()
+    assert main(["db", "bundle", str(f1), str(bad), "--out", str(out)]) == 2
+    assert f"{bad}:1: field 'sm_count'" in capsys.readouterr().err and not out.exists()
+    assert main(["db", "bundle", str(tmp_path / "nope.jsonl"), "--out", str(out)]) == 2
+    assert "FILE: not found" in capsys.readouterr().err
+    assert main(["db", "bundle", str(f1), "--out", str(tmp_path / "m.json")]) == 2
+    assert "a bundle is a .jsonl.gz file" in capsys.readouterr().err
