@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# H200 campaign round 9c (written in session 8): the forward at T <= 256, the weakest rows of the
+# bench (peer/ours 0.68-0.97, Liger fastest). At H 4096-8192 with an FP32 weight the rows come from
+# round 3, when `fwd.row.r1.w16` (one row, 16 warps, as Liger launches it: 1.95 us at H 5120 with a
+# BF16 weight against our routed 2.62 us with FP32) and the prefetching/split programs did not exist.
+# Every forward program, both weights, beside Liger, QuACK (heuristic, when r9b installed it on this
+# warm machine) and torch.compile default.
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+. scripts/device/setup_peers.sh > /tmp/setup_peers9c.log 2>&1; cat /tmp/setup_peers9c.log
+FINAL=$OUT; W=/tmp/c9c; mkdir -p $W
+END=$(( $(date +%s) + ${1:-540} ))
+PREFIX=r9c; . scripts/device/run_measure.sh
+run fwd-small --H 4096,5120,6144,8192,1536,2048,512 --forms plain --w-dtypes fp32,bf16 --T 1,16,256 --programs fwd \
+  --peers peer.liger,peer.quack.heuristic,peer.torch_compile.default --ops fwd --sessions 2 --seconds-per-unit 0.5 \
+  --inputs-per-family 0 --wave-units 6
+cd $W && tar czf $FINAL/r9c.tar.gz *.log */plan.json */*.failures.jsonl r9c-*.jsonl.gz 2>/dev/null; ls -la $FINAL
