@@ -10,7 +10,10 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 FINAL=$OUT; W=/tmp/c9c; mkdir -p $W
 END=$(( $(date +%s) + ${1:-540} ))
 PREFIX=r9c; . scripts/device/run_measure.sh
-run fwd-small --H 4096,5120,6144,8192,1536,2048,512 --forms plain --w-dtypes fp32,bf16 --T 1,16,256 --programs fwd \
-  --peers peer.liger,peer.quack.heuristic,peer.torch_compile.default --ops fwd --sessions 2 --seconds-per-unit 0.5 \
-  --inputs-per-family 0 --wave-units 6
+F="--forms plain --w-dtypes fp32,bf16 --T 1,16,256 --programs fwd --peers peer.liger,peer.quack.heuristic,peer.torch_compile.default \
+  --ops fwd --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 6"
+END0=$END; END=$(( END0 - ${RSECS:-150} ))
+run fwd-small-wide --H 4096,5120,6144,8192 $F  # the weakest rows first (the plan orders units by H)
+END=$END0
+run fwd-small-narrow --H 512,1536,2048 $F
 cd $W && tar czf $FINAL/r9c.tar.gz *.log */plan.json */*.failures.jsonl r9c-*.jsonl.gz 2>/dev/null; ls -la $FINAL
