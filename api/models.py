@@ -76,6 +76,8 @@ class TimingRecord(_Record):
     samples_us: list[float] | None = None
     median_us: float | None = None
     n: int | None = None
+    step_fwd: str | None = Field(None, description="2xfwd+bwd of this package's programs: the forward the step ran "
+                                 "(an extra key; steps of different forwards never pool)")
 
 
 class AccuracyRecord(_Record):
