@@ -6,11 +6,7 @@
 #     1M, strided T 1M; peers none (their accuracy is not needed to route, and Liger's fault is
 #     what lost it); the routed program and the multi-row one.
 #  2. heads-fp32c: contiguous heads with an FP32 weight below T 65536 (round 5 measured BF16 only).
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-. scripts/device/setup_peers.sh > /tmp/setup_peers9a.log 2>&1; cat /tmp/setup_peers9a.log
-FINAL=$OUT; W=/tmp/c9a; mkdir -p $W
-END0=$(( $(date +%s) + ${1:-540} ))
-PREFIX=r9a; . scripts/device/run_measure.sh
+PREFIX=r9a; . scripts/device/campaign_begin.sh
 TP=bwd.twosum_pair
 END=$(( END0 - ${FSECS:-120} ))
 run qheads-c --forms heads_contiguous --w-dtypes bf16 --T 262144,1048576 --programs $TP.p16x.w1.fw.pf.wr,$TP.p4x.r4.w2.fw.pf.wr \
@@ -21,4 +17,4 @@ END=$END0
 run heads-fp32c --forms heads_contiguous --w-dtypes fp32 --T 1,256,4096 --programs routed \
   --peers peer.eager,peer.liger --ops fwd,bwd,2xfwd+bwd --sessions 2 --seconds-per-unit 1 \
   --inputs-per-family 120 --wave-units 3
-cd $W && tar czf $FINAL/r9a.tar.gz *.log */plan.json */*.failures.jsonl r9a-*.jsonl.gz 2>/dev/null; ls -la $FINAL
+campaign_end

@@ -6,11 +6,7 @@
 #  2. autotune-1m: torch.compile max-autotune-no-cudagraphs at T 1M.
 # Units are short waves (--wave-units 1), so a time-limit kill loses at most the unit in flight, and
 # run_measure.sh merges what the sessions wrote.
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-. scripts/device/setup_peers.sh > /tmp/setup_peers9b.log 2>&1; cat /tmp/setup_peers9b.log
-FINAL=$OUT; W=/tmp/c9b; mkdir -p $W
-END0=$(( $(date +%s) + ${1:-540} ))
-PREFIX=r9b; . scripts/device/run_measure.sh
+PREFIX=r9b; . scripts/device/campaign_begin.sh
 END=$(( END0 - ${ASECS:-150} ))
 run quack-tuned --H 2048,6144 --forms plain --w-dtypes bf16 --T 65536,1048576 --programs routed \
   --peers peer.quack.heuristic,peer.quack.tuned --ops fwd,bwd --sessions 1 --seconds-per-unit 1 \
@@ -19,4 +15,4 @@ END=$END0
 run autotune-1m --H 2048,8192 --forms plain --w-dtypes fp32 --T 1048576 --programs routed \
   --peers peer.torch_compile.max_autotune --ops fwd,bwd --sessions 1 --seconds-per-unit 1 \
   --inputs-per-family 0 --wave-units 1
-cd $W && tar czf $FINAL/r9b.tar.gz *.log */plan.json */*.failures.jsonl r9b-*.jsonl.gz 2>/dev/null; ls -la $FINAL
+campaign_end

@@ -5,15 +5,11 @@
 # BF16 weight against our routed 2.62 us with FP32) and the prefetching/split programs did not exist.
 # Every forward program, both weights, beside Liger, QuACK (heuristic, when r9b installed it on this
 # warm machine) and torch.compile default.
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-. scripts/device/setup_peers.sh > /tmp/setup_peers9c.log 2>&1; cat /tmp/setup_peers9c.log
-FINAL=$OUT; W=/tmp/c9c; mkdir -p $W
-END=$(( $(date +%s) + ${1:-540} ))
-PREFIX=r9c; . scripts/device/run_measure.sh
+PREFIX=r9c; . scripts/device/campaign_begin.sh
 F="--forms plain --w-dtypes fp32,bf16 --T 1,16,256 --programs fwd --peers peer.liger,peer.quack.heuristic,peer.torch_compile.default \
   --ops fwd --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 6"
 END0=$END; END=$(( END0 - ${RSECS:-150} ))
 run fwd-small-wide --H 4096,5120,6144,8192 $F  # the weakest rows first (the plan orders units by H)
 END=$END0
 run fwd-small-narrow --H 512,1536,2048 $F
-cd $W && tar czf $FINAL/r9c.tar.gz *.log */plan.json */*.failures.jsonl r9c-*.jsonl.gz 2>/dev/null; ls -la $FINAL
+campaign_end
