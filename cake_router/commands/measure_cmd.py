@@ -82,8 +82,6 @@ def cmd_measure(args) -> int:
             raise CliError(f"--step-fwd: {args.step_fwd!r} is not 'routed' or a registered forward program ({', '.join(fwds)})")
     if args.large_T_inputs is not None and args.large_T_inputs < 0:
         raise CliError(f"--large-T-inputs: {args.large_T_inputs} not accepted; use an integer >= 0")
-    if not torch.cuda.is_available():
-        raise CliError("measure needs a CUDA GPU on this node; run it on a GPU node and import the evidence file here")
     bad = [f for f in args.forms if f not in campaign.FORMS]
     if bad:
         raise CliError(f"--forms: {bad} not accepted; use any of {', '.join(campaign.FORMS)}")
@@ -104,6 +102,13 @@ def cmd_measure(args) -> int:
         try:
             programs = campaign.select_programs(programs, args.programs)
         except ValueError as exc:
+            # A registered program that --ops leaves out is not a typo: say which op would time it.
+            left_out = [w for w in args.programs if any(n.startswith(w) for n in registry.names())
+                        and not any(n.startswith(w) for n in programs)]
+            if left_out:
+                raise CliError(f"--programs: {left_out} are registered, but --ops {','.join(args.ops)} times none of them "
+                               "(forward programs need --ops fwd; a 2xfwd+bwd step runs the backward named here "
+                               "with the forward --step-fwd names)") from None
             raise CliError(f"--programs: {exc}; see cake_kernels.registry.names()") from None
     if args.peers is None:
         peers = list(impls.PEERS)
@@ -114,6 +119,8 @@ def cmd_measure(args) -> int:
         unknown = [p for p in peers if p not in impls.PEERS]
         if unknown:
             raise CliError(f"--peers: unknown {unknown}; known: {', '.join(impls.PEERS)} (or 'none')")
+    if not torch.cuda.is_available():
+        raise CliError("measure needs a CUDA GPU on this node; run it on a GPU node and import the evidence file here")
     from cake_kernels.routes.dispatch import arch_of, routes_dir
 
     arch = args.arch or arch_of(torch.cuda.current_device())

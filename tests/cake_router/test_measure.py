@@ -101,8 +101,13 @@ def test_measure_without_gpu_says_what_to_do(capsys):
 @pytest.mark.parametrize("argv, what", [(["--wave-units", "0"], "--wave-units: 0 not accepted"),
                                         (["--large-T-inputs", "-1"], "--large-T-inputs: -1 not accepted"),
                                         (["--step-fwd", "bwd.twosum.p1x.w8"], "--step-fwd: 'bwd.twosum.p1x.w8' is not 'routed' or a registered forward"),
-                                        (["--step-fwd", "fwd.nope"], "--step-fwd: 'fwd.nope' is not")])
-def test_measure_rejects_bad_counts_before_looking_for_a_gpu(capsys, argv, what):
+                                        (["--step-fwd", "fwd.nope"], "--step-fwd: 'fwd.nope' is not"),
+                                        (["--forms", "diagonal"], "--forms: ['diagonal'] not accepted"),
+                                        (["--programs", "bwd.nope"], "['bwd.nope'] match no registered program"),
+                                        (["--programs", "fwd.row.r4.w2", "--ops", "2xfwd+bwd"],
+                                         "['fwd.row.r4.w2'] are registered, but --ops 2xfwd+bwd times none of them"),
+                                        (["--peers", "peer.nope"], "--peers: unknown ['peer.nope']")])
+def test_measure_rejects_bad_input_before_looking_for_a_gpu(capsys, argv, what):
     assert cli_main(["measure", "--H", "64", "--T", "1", *argv]) == 2
     assert what in capsys.readouterr().err
 
