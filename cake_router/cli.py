@@ -41,6 +41,8 @@ COMMAND_EXAMPLES: dict[str, list[str]] = {
                "python -m cake_router export --db sqlite:///evidence.sqlite --out all.jsonl"],
     "db upgrade": ["python -m cake_router db upgrade --db postgresql+psycopg://cake@db/cake"],
     "db stats": ["python -m cake_router db stats", "python -m cake_router db stats --db sqlite:///evidence.sqlite --json"],
+    "db bundle": ["python -m cake_router db bundle call1/r9a-*.jsonl.gz call2/r9b-*.jsonl.gz --out measurements_db/data/h200-sm_90a-r9.jsonl.gz",
+                  "python -m cake_router db bundle sm_90a.jsonl --out measurements_db/data/measured-sm_90a.jsonl.gz --force --json"],
     "import-published": ["python -m cake_router import-published measurements_db/data/flashinfer-published-rows.csv --out published.jsonl",
                          "python -m cake_router import-published measurements_db/data/flashinfer-published-rows.csv --db sqlite:///evidence.sqlite"],
     "published-summary": ["python -m cake_router published-summary --pr 8827 --markdown"],
