@@ -17,7 +17,6 @@ Rows = T x heads for the head forms; H = 256 there.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import asdict, dataclass
 
 from cake_kernels.routes import dispatch
@@ -102,9 +101,7 @@ def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float 
             for T in ev.sampled_T(op):
                 route_op = "fwd" if op == "fwd" else "bwd"
                 # What the runtime runs (its fallbacks for uncovered or untrusted windows included).
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", dispatch.FallbackWarning)
-                    prog = dispatch.route(table, table.arch, route_op, wk.H, wk.w_dtype, wk.form, "det", T)
+                prog = dispatch.route(table, table.arch, route_op, wk.H, wk.w_dtype, wk.form, "det", T, warn=False)
                 t = ev.timing.get((prog, op, T))
                 peer_t = [(ev.timing[(p, op, T)].median_us, p) for p in peers if (p, op, T) in ev.timing]
                 fastest = min(peer_t) if peer_t else None
@@ -116,9 +113,7 @@ def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float 
                 tbps = bytes_moved(op, wk.form, wk.H, T) / (us * 1e-6) / 1e12 if us else None
                 step_fwd = step_ok = None
                 if op == "2xfwd+bwd" and t is not None:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", dispatch.FallbackWarning)
-                        routed_fwd = dispatch.route(table, table.arch, "fwd", wk.H, wk.w_dtype, wk.form, "det", T)
+                    routed_fwd = dispatch.route(table, table.arch, "fwd", wk.H, wk.w_dtype, wk.form, "det", T, warn=False)
                     step_fwd = t.step_fwd or LEGACY_STEP_FWD
                     step_ok = step_fwd == routed_fwd
                 routed_ok = None

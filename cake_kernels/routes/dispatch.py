@@ -56,7 +56,9 @@ def table_for(arch: str) -> RouteTable | None:
     return load_table(path, known_programs=set(registry.names()))
 
 
-def _fallback(op: str, reason: tuple) -> str:
+def _fallback(op: str, reason: tuple, warn: bool = True) -> str:
+    if not warn:
+        return FALLBACK[op]
     with _warn_lock:
         if reason not in _warned:
             _warned.add(reason)
@@ -68,18 +70,23 @@ def _fallback(op: str, reason: tuple) -> str:
     return FALLBACK[op]
 
 
-def route(table: RouteTable | None, arch: str, op: str, H: int, w_dtype: str, form: str, mode: str, T: int) -> str:
-    """The program for a call on `arch` given its verified table (pure: no device needed)."""
+def route(table: RouteTable | None, arch: str, op: str, H: int, w_dtype: str, form: str, mode: str, T: int,
+          *, warn: bool = True) -> str:
+    """The program for a call on `arch` given its verified table (pure: no device needed).
+
+    `warn=False` is for tools that ask what the runtime would run (the bench, the harness): they
+    neither see the one-time FallbackWarning nor use it up for the process's real calls.
+    """
     key_mode = "any" if op == "fwd" else mode
     if table is None:
-        return _fallback(op, (arch, "no table"))
+        return _fallback(op, (arch, "no table"), warn)
     win = table.lookup(op, H, w_dtype, form, key_mode, max(T, 1))
     if win is None:
-        return _fallback(op, (arch, op, H, w_dtype, form, key_mode))
+        return _fallback(op, (arch, op, H, w_dtype, form, key_mode), warn)
     if op == "bwd" and win.reason in UNTRUSTED_REASONS:
-        return _fallback(op, (arch, op, H, w_dtype, form, key_mode, f"T {win.lo}..{win.hi} is {win.reason}"))
+        return _fallback(op, (arch, op, H, w_dtype, form, key_mode, f"T {win.lo}..{win.hi} is {win.reason}"), warn)
     if not registry.get(win.program).supports(H, form, w_dtype):
-        return _fallback(op, (arch, op, H, w_dtype, form, key_mode, "unsupported by " + win.program))
+        return _fallback(op, (arch, op, H, w_dtype, form, key_mode, "unsupported by " + win.program), warn)
     return win.program
 
 

@@ -90,26 +90,18 @@ def step_forward(fwd_for_step: str, arch: str, H: int, form: str, w_dtype: str, 
     """
     if fwd_for_step != "routed":
         return fwd_for_step
-    import warnings
-
     from cake_kernels.routes import dispatch
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dispatch.FallbackWarning)
-        return dispatch.route(dispatch.table_for(arch), arch, "fwd", H, w_dtype, form, "det", T)
+    return dispatch.route(dispatch.table_for(arch), arch, "fwd", H, w_dtype, form, "det", T, warn=False)
 
 
 def routed_programs(arch: str, unit: "Unit") -> list[str]:
     """The forward and the deterministic-mode backward the shipped table of `arch` runs at a unit
     (`measure --programs routed`: re-time what ships, e.g. its `2xfwd+bwd` steps)."""
-    import warnings
-
     from cake_kernels.routes import dispatch
 
     table = dispatch.table_for(arch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dispatch.FallbackWarning)
-        return [dispatch.route(table, arch, op, unit.H, unit.w_dtype, unit.form, "det", unit.T) for op in ("fwd", "bwd")]
+    return [dispatch.route(table, arch, op, unit.H, unit.w_dtype, unit.form, "det", unit.T, warn=False) for op in ("fwd", "bwd")]
 
 
 def parse_T(spec: str, next_file: str | None = None) -> list[int]:
