@@ -201,10 +201,28 @@ def read_progress(progress: Path) -> dict[str, int]:
 SESSION_MODULE = "cake_router.measure.session"
 
 
+def quarantined(path: Path) -> dict[str, set[str]]:
+    """unit key -> implementations that raised a CUDA error there in an earlier attempt.
+
+    A CUDA error (an illegal address) is sticky: it ends the process, and the next wave retries the
+    unit. Without this, an implementation that always faults there (a peer's bug at a size it does
+    not handle, say) would end every retry and the unit would never be measured.
+    """
+    out: dict[str, set[str]] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a torn last line
+            if rec.get("quarantine"):
+                out.setdefault(rec["unit"], set()).add(rec["impl"])
+    return out
+
+
 def quarantine_count(out_dir: Path, s: int) -> int:
     """Implementations session `s` skips at some unit because they raised a CUDA error there."""
-    path = out_dir / f"session-s{s + 1}.failures.jsonl"
-    return path.read_text().count('"quarantine": true') if path.exists() else 0
+    return sum(len(v) for v in quarantined(out_dir / f"session-s{s + 1}.failures.jsonl").values())
 
 
 def units_done(out_dir: Path, s: int) -> int:

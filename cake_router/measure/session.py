@@ -124,25 +124,6 @@ def _accuracy_unit(doc, unit, base, acc_fns, failures, device, deadline):
     return out
 
 
-def quarantined(path: Path) -> dict[str, set[str]]:
-    """unit key -> implementations that raised a CUDA error there in an earlier attempt.
-
-    A CUDA error (an illegal address) is sticky: it ends the process, and the next wave retries the
-    unit. Without this, an implementation that always faults there (a peer's bug at a size it does
-    not handle, say) would end every retry and the unit would never be measured.
-    """
-    out: dict[str, set[str]] = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue  # a torn last line
-            if rec.get("quarantine"):
-                out.setdefault(rec["unit"], set()).add(rec["impl"])
-    return out
-
-
 def write_failures(path: Path, unit_key: str, failures: list[tuple[str, BaseException]]) -> None:
     """Append one `{"unit", "impl", "error"}` line per failure of a unit to the session's failures file."""
     with open(path, "a") as f:
@@ -201,7 +182,7 @@ def main(argv=None) -> int:
         base = {"schema": "cake-evidence/1", "run_id": run_id, "arch": doc["arch"], "H": unit.H, "T": unit.T,
                 "x_dtype": "bf16", "w_dtype": unit.w_dtype, "form": unit.form}
         failures: list[tuple[str, BaseException]] = []
-        skip = quarantined(failures_path).get(unit.key, set())
+        skip = campaign.quarantined(failures_path).get(unit.key, set())
         for name in sorted(skip):
             failures.append((name, RuntimeError("skipped: it raised a CUDA error at this unit in an earlier attempt")))
         try:
