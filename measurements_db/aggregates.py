@@ -99,6 +99,17 @@ class TimingAggregate:
     step_fwd: str | None = None  # `2xfwd+bwd` only: the forward the step ran, when the records name it
 
 
+def keep_one_step_forward(recs: list, fwd_of, started_of) -> list:
+    """The records of a `2xfwd+bwd` point that timed the forward `pick_step_group` keeps; `fwd_of`
+    and `started_of` read a record's `step_fwd` and its run's `started` (both aggregation paths,
+    records here and rows in `queries`, call this)."""
+    by_fwd: dict[str | None, list[str]] = defaultdict(list)
+    for r in recs:
+        by_fwd[fwd_of(r)].append(started_of(r))
+    keep = pick_step_group(by_fwd)
+    return [r for r in recs if fwd_of(r) == keep]
+
+
 def pick_step_group(groups: Mapping[str | None, Iterable[str]]) -> str | None:
     """The step forward whose records a `2xfwd+bwd` point keeps (see the module docstring).
 
@@ -253,11 +264,8 @@ def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadE
         tgroups[(workload_of(rec), rec["program"], rec["op"], int(rec["T"]))].append(rec)
     for key, recs in tgroups.items():
         if key[2] == "2xfwd+bwd":
-            by_fwd: dict[str | None, list[str]] = defaultdict(list)
-            for r in recs:
-                by_fwd[r.get("step_fwd")].append(str(runs.get(r["run_id"], {}).get("started", "")))
-            keep = pick_step_group(by_fwd)
-            tgroups[key] = [r for r in recs if r.get("step_fwd") == keep]
+            tgroups[key] = keep_one_step_forward(recs, lambda r: r.get("step_fwd"),
+                                                 lambda r: str(runs.get(r["run_id"], {}).get("started", "")))
     # (wk, op, T) -> (session, program) -> copy -> samples, for the A/A floor
     aa: dict[tuple, dict[tuple, dict[int, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for (wk, prog, op, T), recs in tgroups.items():

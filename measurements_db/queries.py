@@ -27,7 +27,7 @@ from measurements_db.aggregates import (
     WorkloadKey,
     combine_point,
     median,
-    pick_step_group,
+    keep_one_step_forward,
     spread_of,
 )
 from measurements_db.engine import Store, StoreError
@@ -61,8 +61,9 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
     """Aggregates of every workload of ``arch`` (equal to `aggregates.aggregate_records`)."""
     wt, tt, rt = Workload.__table__, TimingBlock.__table__, Run.__table__
     with store.read() as conn:
-        runs = {pk: (run_id, source) for pk, run_id, source in conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source))}
-        started = dict(conn.execute(select(rt.c.id, rt.c.started)).all())
+        run_rows = conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source, rt.c.started)).all()
+        runs = {pk: (run_id, source) for pk, run_id, source, _ in run_rows}
+        started = {pk: st for pk, _, _, st in run_rows}
         wls = {i: WorkloadKey(a, h, x, w, f) for i, a, h, x, w, f in conn.execute(
             select(wt.c.id, wt.c.arch, wt.c.h, wt.c.x_dtype, wt.c.w_dtype, wt.c.form).where(wt.c.arch == arch))}
         if not wls:
@@ -93,11 +94,7 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
         groups[(r[0], r[1], r[2], r[3])].append(r)
     for key, recs in groups.items():
         if key[2] == "2xfwd+bwd":
-            by_fwd: dict[str | None, list[str]] = defaultdict(list)
-            for r in recs:
-                by_fwd[_step_fwd(r)].append(str(started[r[4]]))
-            keep = pick_step_group(by_fwd)
-            groups[key] = [r for r in recs if _step_fwd(r) == keep]
+            groups[key] = keep_one_step_forward(recs, _step_fwd, lambda r: str(started[r[4]]))
     # (workload_id, op, T) -> (session, program) -> copy -> sample blobs
     aa: dict[tuple, dict[tuple, dict[int, list[bytes]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for (wid, prog, op, T), recs in groups.items():
