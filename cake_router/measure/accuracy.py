@@ -37,6 +37,15 @@ class OracleMismatch(RuntimeError):
     """The fused FP64 oracle disagreed with the torch one: no accuracy record can be trusted."""
 
 
+class ImplementationFault(RuntimeError):
+    """A CUDA error raised by one implementation during the accuracy pass. CUDA errors are sticky,
+    so the pass cannot go on; `impl` names the culprit, which the session skips when it retries."""
+
+    def __init__(self, impl: str, exc: BaseException):
+        super().__init__(f"{impl}: {type(exc).__name__}: {exc}")
+        self.impl = impl
+
+
 def _check_oracles(fused_dw64, torch_dw64, fused_rstd64, torch_rstd64, fused_dx, torch_dx, where: str) -> None:
     def rel(a, b):
         return float((a - b).abs().max() / max(float(b.abs().max()), 1e-300)) if b.numel() else 0.0
@@ -93,7 +102,8 @@ def evaluate(wl, impls: dict, families, inputs_per_family: int, device, *, stop_
     if oracle not in ORACLES:
         raise ValueError(f"oracle: {oracle!r} is not one of {ORACLES}")
     fused = oracle == "fused"
-    cross_check = fused and torch.device(device).type == "cuda"
+    on_cuda = torch.device(device).type == "cuda"
+    cross_check = fused and on_cuda
     dx_judge = reference_fp64.dx_errs_over_tol if fused else dx_errs_over_tol_chunked
     stats: dict[tuple, list[dict]] = defaultdict(list)
     breached: set[str] = set()
@@ -138,7 +148,13 @@ def evaluate(wl, impls: dict, families, inputs_per_family: int, device, *, stop_
                     continue
                 try:
                     dx, dw = fn(inp, xn, rstd)
+                    if on_cuda:
+                        # A kernel's fault is asynchronous: without this it surfaces at the next
+                        # input's allocation, with no implementation to blame.
+                        torch.cuda.synchronize(device)
                 except Exception as exc:  # a peer failing on this input: record and go on
+                    if "CUDA error" in str(exc):
+                        raise ImplementationFault(name, exc) from exc  # sticky: this process cannot go on
                     failed[name] = f"{type(exc).__name__}: {exc}"[:300]
                     continue
                 e = dw_err_over_tol(dw.float(), dw64)

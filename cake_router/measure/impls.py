@@ -234,10 +234,17 @@ def prepare_peer(name: str, inp, wl: Workload) -> Prepared:
             Y, X2, RSTD, BS, NW, CM = lrn.rms_norm_forward(xx, w, EPS, 0.0, "gemma", None)
             return Y, RSTD, BS, NW, CM
 
+        def rows(xx):
+            # Liger's backward indexes X by X.stride(0) as rows of H and never reshapes it: its autograd
+            # function hands it the 2-D view that rms_norm_forward returns. A [T, heads, H] tensor
+            # there has a row stride of heads x H: the kernel reads past the end (rounds 4-9 on the
+            # H200: non-finite dw at the head forms, an illegal address from 16,384 rows of 256).
+            return xx.reshape(-1, xx.shape[-1])
+
         def pre(xx):
             return (xx.float() + res.float()).to(torch.bfloat16) if res is not None else xx
 
-        xn = pre(x)
+        xn = rows(pre(x))
         Y, RSTD, BS, NW, CM = lfwd(xn)
 
         def lbwd(xx, rr):
@@ -253,12 +260,12 @@ def prepare_peer(name: str, inp, wl: Workload) -> Prepared:
             lfwd(pre(x))
             xx = pre(x)
             _, r2, *_ = lfwd(xx)
-            lbwd(xx, r2)
+            lbwd(rows(xx), r2)
 
         prep.ops["2xfwd+bwd"] = lstep
 
         def lacc(i, xn2, r2):
-            dX, dW = lrn.rms_norm_backward(i.g, xn2, i.w.float(), r2.reshape(-1), 0.0, CM, BS, NW, False, None)
+            dX, dW = lrn.rms_norm_backward(i.g, rows(xn2), i.w.float(), r2.reshape(-1), 0.0, CM, BS, NW, False, None)
             return (dX + i.g_h_new if i.g_h_new is not None else dX), dW.float()
 
         prep.dw_for_accuracy = lacc

@@ -212,13 +212,14 @@ def main(argv=None) -> int:
             # implementation whose capture or replay raised it; keep them, or the crash is anonymous.
             write_failures(failures_path, unit.key, failures + [("unit", exc)])
             # The first implementation whose capture or replay raised it is the culprit (the later
-            # ones fail because the context is already broken): the retry skips it.
-            first = next((name for name, e in failures if "CUDA error" in str(e)), None)
+            # ones fail because the context is already broken), else the one the accuracy pass
+            # names (accuracy.ImplementationFault): the retry skips it.
+            first = next((name for name, e in failures if "CUDA error" in str(e)), getattr(exc, "impl", None))
             if first is not None:
                 with open(failures_path, "a") as f:
                     f.write(json.dumps({"unit": unit.key, "impl": first.split(":")[0], "quarantine": True,
                                         "error": "raised a CUDA error here; skipped when the unit is retried"}) + "\n")
-            culprits = ", ".join(name for name, _ in failures) or "no implementation recorded"
+            culprits = ", ".join(name for name, _ in failures) or first or "no implementation recorded"
             print(f"[{session}] {unit.key}: CUDA error ({culprits}); ending this process", file=sys.stderr, flush=True)
             raise
         torch.cuda.empty_cache()

@@ -243,6 +243,36 @@ def test_a_cuda_error_ends_the_session_and_names_the_implementation(tmp_path, mo
     assert "earlier attempt" in lines[-1]["error"] and lines[-1]["impl"] == "bwd.example"
 
 
+def test_a_cuda_error_in_the_accuracy_pass_quarantines_the_implementation_it_names(tmp_path, monkeypatch, capsys):
+    """Round 9 lost a unit twice to an anonymous illegal address: the fault of a peer's accuracy call
+    surfaced at the next input's allocation. The accuracy pass now names the implementation
+    (accuracy.ImplementationFault) and the session quarantines it, as it does a capture's culprit."""
+    from types import SimpleNamespace
+
+    from cake_router.measure import accuracy, protocol, session
+
+    monkeypatch.setattr(session.torch.cuda, "get_device_properties", lambda dev: SimpleNamespace(name="fake", multi_processor_count=4))
+    monkeypatch.setattr(campaign, "provenance", lambda run_id, arch, name, sms: {"kind": "run", "run_id": run_id})
+    monkeypatch.setattr(protocol, "copy_bandwidth_TBps", lambda dev: 1.0)
+    monkeypatch.setattr(session, "_time_unit", lambda doc, unit, s, sess, base, failures, device: ([], {}))
+
+    def faulting_accuracy(doc, unit, base, acc_fns, failures, device, deadline):
+        raise accuracy.ImplementationFault("peer.liger", RuntimeError("CUDA error: an illegal memory access was encountered"))
+
+    monkeypatch.setattr(session, "_accuracy_unit", faulting_accuracy)
+    doc = {"units": [{"H": 256, "form": "heads_contiguous", "w_dtype": "fp32", "T": 4096}], "run_prefix": "t",
+           "arch": "sm_90a", "programs": [], "peers": ["peer.liger"], "sessions": 1, "deadline": None}
+    spec = tmp_path / "plan-s1.json"
+    spec.write_text(json.dumps(doc))
+    with pytest.raises(accuracy.ImplementationFault):
+        session.main([str(spec), "0"])
+    lines = [json.loads(x) for x in (tmp_path / "session-s1.failures.jsonl").read_text().splitlines()]
+    assert lines[-1] == {"unit": "heads_contiguous/H256/fp32/T4096", "impl": "peer.liger", "quarantine": True,
+                         "error": "raised a CUDA error here; skipped when the unit is retried"}
+    assert "CUDA error (peer.liger); ending this process" in capsys.readouterr().err
+    assert campaign.quarantined(tmp_path / "session-s1.failures.jsonl") == {"heads_contiguous/H256/fp32/T4096": {"peer.liger"}}
+
+
 def test_steps_run_the_routed_forward_and_routed_selection_follows_the_table():
     """`2xfwd+bwd` steps pair each backward with the forward the shipped table runs at that key and
     T (what a training step runs), and `--programs routed` picks the table's pair per unit."""

@@ -115,3 +115,21 @@ def test_nonfinite_statistics_become_the_finite_breach_value():
     assert acc_mod._finite(float("nan")) == acc_mod.NONFINITE
     assert acc_mod._finite(math.inf) == acc_mod.NONFINITE
     assert acc_mod._finite(0.25) == 0.25
+
+
+def test_a_cuda_error_in_the_accuracy_pass_names_the_implementation():
+    """A CUDA error is sticky: the pass stops and names the implementation whose call raised it (the
+    session quarantines it for the retry); any other exception is recorded and the pass goes on."""
+    def faulting(inp, xn, r):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    def failing(inp, xn, r):
+        raise ValueError("unsupported layout")
+
+    good = _impls()["bwd.reference"]
+    with pytest.raises(accuracy.ImplementationFault, match="peer.faulty: RuntimeError: CUDA error") as err:
+        accuracy.evaluate(WL, {"bwd.reference": good, "peer.faulty": faulting}, FAMILIES, 1, "cpu")
+    assert err.value.impl == "peer.faulty" and "CUDA error" in str(err.value)
+    recs = accuracy.evaluate(WL, {"bwd.reference": good, "peer.failing": failing}, FAMILIES, 1, "cpu")
+    assert {"program": "peer.failing", "failed": "ValueError: unsupported layout"} in recs
+    assert sum(r["program"] == "bwd.reference" for r in recs) == len(FAMILIES)

@@ -85,3 +85,67 @@ def test_compiled_peers_forward_is_the_reference_forward_on_the_whole_tensor(for
         assert (a is None) == (b is None)
         if a is not None:
             assert a.dtype == b.dtype and torch.equal(a, b)
+
+
+def _fake_liger(calls: list):
+    """liger_kernel.ops.rms_norm as far as the harness uses it, with the real kernels' indexing:
+    row r of X is read at X.data_ptr() + r * X.stride(0) for H elements (as_strided raises where the
+    GPU kernel would read past the tensor, instead of returning garbage or faulting)."""
+    import torch
+
+    from cake_kernels.reference import reference_backward, reference_forward
+
+    def rows_as_the_kernel_reads(X, n_rows, n_cols):
+        return X.as_strided((n_rows, n_cols), (X.stride(0), 1), X.storage_offset())
+
+    def rms_norm_forward(X, W, eps, offset, casting_mode, row_mode):
+        shape = X.shape
+        X = X.view(-1, shape[-1])  # what it returns, and what its autograd function saves
+        y, rstd, _ = reference_forward(X, W, eps, None)
+        return y.view(*shape), X, rstd.reshape(-1), 256, 4, casting_mode
+
+    def rms_norm_backward(dY, X, W, RSTD, offset, casting_mode, BLOCK_SIZE, num_warps, in_place, row_mode):
+        calls.append(tuple(X.shape))
+        shape = dY.shape
+        dY = dY.view(-1, shape[-1])
+        Xr = rows_as_the_kernel_reads(X, *dY.shape)
+        dx, dw = reference_backward(dY, Xr, W, RSTD)
+        return dx.view(*shape), dw.to(W.dtype)
+
+    pkg, ops, mod = types.ModuleType("liger_kernel"), types.ModuleType("liger_kernel.ops"), types.ModuleType("liger_kernel.ops.rms_norm")
+    pkg.__path__, ops.__path__ = [], []
+    mod.rms_norm_forward, mod.rms_norm_backward = rms_norm_forward, rms_norm_backward
+    pkg.ops, ops.rms_norm = ops, mod
+    return {"liger_kernel": pkg, "liger_kernel.ops": ops, "liger_kernel.ops.rms_norm": mod}
+
+
+@pytest.mark.parametrize("form", ["plain", "residual", "heads_contiguous"])
+def test_liger_backward_gets_the_rows_its_forward_returned(monkeypatch, form):
+    """Liger's backward reads X by its row stride and does not reshape it (its autograd function
+    saves the 2-D view its forward returns). Given [T, heads, 256] it read past the end: rounds 4-9
+    recorded non-finite dw for Liger at the head forms and an illegal address from 16,384 rows."""
+    import torch
+
+    from cake_kernels.inputs import make_inputs
+    from cake_kernels.reference import reference_backward, reference_forward
+
+    calls: list = []
+    for name, m in _fake_liger(calls).items():
+        monkeypatch.setitem(sys.modules, name, m)
+    monkeypatch.setattr(impls, "_check_version", lambda name: None)
+    H = 256 if form.startswith("heads") else 512
+    inp = make_inputs("gaussian", 9, H, "fp32", form, seed=3, device="cpu")
+    wl = impls.Workload(H, form, "fp32", 9)
+    prep = impls.prepare_peer("peer.liger", inp, wl)
+    for op in ("fwd", "bwd", "2xfwd+bwd"):
+        prep.ops[op]()
+    _, rstd, h = reference_forward(inp.x, inp.w, impls.EPS, inp.residual)
+    xn = h if h is not None else inp.x
+    dx, dw = prep.dw_for_accuracy(inp, xn, rstd)
+    want_dx, want_dw = reference_backward(inp.g, xn, inp.w, rstd)
+    if inp.g_h_new is not None:
+        want_dx = want_dx + inp.g_h_new
+    assert dx.shape == xn.shape
+    torch.testing.assert_close(dw, want_dw.float())
+    torch.testing.assert_close(dx.float(), want_dx.float(), atol=1e-2, rtol=1e-2)
+    assert calls and all(len(s) == 2 and s[-1] == H for s in calls)  # bwd, step and accuracy: rows of H
