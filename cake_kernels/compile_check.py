@@ -83,12 +83,10 @@ _BWD_TAIL = {"n_rows": "i32", "NH": "i32", "H": "i32", "H_f": "fp32",
 def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32"):
     """(kernel function, signature, constexprs, num_warps) of each kernel the program launches."""
     from cake_kernels.programs import backward as bk
-    from cake_kernels.programs import forward as fw
 
     if program.op == "fwd":
         meta, warps = runner.forward_meta(program, H, residual, exact=True)
-        kernel = fw.rmsnorm_fwd_prefetch_kernel if program.launch.prefetch else fw.rmsnorm_fwd_kernel
-        return [(kernel, _fwd_signature(w), meta, warps)]
+        return [(runner.forward_kernel(program), _fwd_signature(w), meta, warps)]
     meta, warps = runner.backward_meta(program, H, residual, exact=True)
     if program.launch.grid == "column_tasks":
         sig = {**_bwd_common(w), **_BWD_TAIL, "n_col_tasks": "i32"}

@@ -44,6 +44,9 @@ class LaunchPolicy:
     loads: how a backward program reads g and x: `pointer` (masked loads into registers) or `tma`
     (tensor descriptors, software-pipelined `stages` deep through shared memory; names end `.tma`).
     TMA needs a 16-byte aligned base and row stride: rows of H % 8 == 0 BF16 values, one row stride.
+    weight_load: where a forward program reads the weight: `hoisted` (once, before its loop over
+    tiles) or `beside_rows` (in each tile's step, right after the rows' reads are issued, so the two
+    DRAM reads overlap at small T; names end `.wx`; programs/forward.py says why).
     """
 
     grid: str
@@ -59,6 +62,7 @@ class LaunchPolicy:
     split_h: bool = False
     reduce: str = "serial"
     loads: str = "pointer"
+    weight_load: str = "hoisted"
 
     def __post_init__(self) -> None:
         if self.fold_in not in ("registers", "workspace"):
@@ -67,6 +71,8 @@ class LaunchPolicy:
             raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide')")
         if self.loads not in ("pointer", "tma"):
             raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma')")
+        if self.weight_load not in ("hoisted", "beside_rows"):
+            raise ValueError(f"weight_load: {self.weight_load!r} is not one of ('hoisted', 'beside_rows')")
 
     def tiles_for(self, H: int) -> tuple[int, int]:
         """(first tile, second tile) widths for rows of H columns; the second is 0 when unsplit."""
@@ -125,7 +131,7 @@ class Program:
     @property
     def fingerprint(self) -> str:
         launch = asdict(self.launch)
-        for key, default in (("reduce", "serial"), ("loads", "pointer")):
+        for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted")):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -192,6 +198,24 @@ def _catalog() -> list[Program]:
             LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, prefetch=True, split_h=split),
             f"persistent grid of {ppsm} programs per SM, {rows}-row tiles, {warps}+ warps, next tile prefetched, weight "
             "re-read per tile" + (", the row held as two power-of-two tiles (H not a power of two only)" if split else ""),
+            fwd_mod))
+    # Weight read beside the rows (`.wx`, programs/forward.py): the forwards that round 9 routed or
+    # found fastest at T <= 4096, where a forward is one or two DRAM round trips and the FP32
+    # weight's layout conversion made it two. Same arithmetic, bit for bit, as the program without `.wx`.
+    for grid, ppsm, rows, warps, pf, split in (
+            ("row_blocks", 0, 1, 16, False, False), ("row_blocks", 0, 1, 8, False, False),
+            ("row_blocks", 0, 1, 4, False, False), ("row_blocks", 0, 1, 4, False, True),
+            ("persistent", 2, 1, 8, False, True), ("persistent", 2, 1, 16, True, False),
+            ("persistent", 4, 1, 4, True, False), ("persistent", 8, 1, 4, True, False),
+            ("persistent", 8, 2, 4, True, False), ("persistent", 4, 1, 4, True, True),
+            ("persistent", 8, 1, 4, True, True)):
+        base = (f"fwd.row.r{rows}.w{warps}" if grid == "row_blocks" else f"fwd.persist.p{ppsm}x.r{rows}.w{warps}")
+        base += (".pf" if pf else "") + (".sp" if split else "")
+        progs.append(Program(
+            f"{base}.wx", "fwd", "row" if grid == "row_blocks" else "persistent", True,
+            LaunchPolicy(grid, rows=rows, warps=warps, programs_per_sm=ppsm, prefetch=pf, split_h=split,
+                         weight_load="beside_rows"),
+            f"as {base}, the weight read in each tile's step beside the rows' reads (two DRAM reads overlap at small T)",
             fwd_mod))
     for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"

@@ -199,11 +199,9 @@ def forward(
     h_new = _out("h_out", h_out, x.shape, torch.bfloat16, x.device) if residual is not None else None
     if xr.rows == 0:
         return y, rstd, h_new
-    from cake_kernels.programs import forward as fw
-
     meta, warps = forward_meta(program, H, residual is not None)
     grid = (_grid_programs(program, xr.rows, x.device),)
-    kernel = fw.rmsnorm_fwd_prefetch_kernel if program.launch.prefetch else fw.rmsnorm_fwd_kernel
+    kernel = forward_kernel(program)
     kernel[grid](
         xr.tensor, rr.tensor if rr else xr.tensor, weight, y, rstd, h_new if h_new is not None else y,
         xr.rows, xr.NH, H, float(H), eps,
@@ -351,6 +349,16 @@ def reduce_meta(program: Program, H: int) -> tuple[str, tuple[int], dict, int] |
         return ("reduce_partials_wide_kernel", (-(-H // WIDE_RED_COLS),),
                 dict(BLOCK_P=WIDE_RED_ROWS, BLOCK_C=WIDE_RED_COLS), REDUCE_WARPS)
     return "reduce_partials_kernel", (-(-H // RED_BLOCK),), dict(BLOCK=RED_BLOCK), REDUCE_WARPS
+
+
+def forward_kernel(program: Program):
+    """The jit kernel a forward program launches (its launch policy's `prefetch` and `weight_load`)."""
+    from cake_kernels.programs import forward as fw
+
+    lp = program.launch
+    if lp.weight_load == "beside_rows":
+        return fw.rmsnorm_fwd_prefetch_weight_beside_kernel if lp.prefetch else fw.rmsnorm_fwd_weight_beside_kernel
+    return fw.rmsnorm_fwd_prefetch_kernel if lp.prefetch else fw.rmsnorm_fwd_kernel
 
 
 def forward_meta(program: Program, H: int, has_residual: bool, exact: bool | None = None) -> tuple[dict, int]:

@@ -148,3 +148,103 @@ def rmsnorm_fwd_prefetch_kernel(
         w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
         tl.store(Y + out, to_bf16((x * rstd[:, None]) * w[None, :], EXACT), mask=mask)
         tl.store(RSTD + rows, rstd, mask=rmask)
+
+
+# --------------------------------------------------------------------------------------------
+# Weight read beside the rows (`weight_load="beside_rows"`, names ending `.wx`).
+#
+# Why (SASS under Triton 3.6 for sm_90a, session 9): the kernels above read the weight in a 1-D
+# layout of 128-bit loads, 4 FP32 or 8 BF16 values per thread, and use it in the row tile's layout,
+# 8 values per thread (BF16 rows). With a BF16 weight the two layouts agree. With an FP32 weight
+# Triton converts it through shared memory (STS, BAR, LDS), and `rmsnorm_fwd_kernel` does that
+# before its loop: the barrier waits for the weight's DRAM read, and only then is the row's read
+# issued, two DRAM round trips in a row. `rmsnorm_fwd_prefetch_kernel` issues its weight read after
+# the row's reduction barriers, so it pays the second round trip with either weight. At T <= 256 a
+# forward is that latency: round 9 measured 2.5-2.8 us with an FP32 weight against 1.95-2.1 with a
+# BF16 one at H 5120-8192, T 1, and Liger (one DRAM round trip, FP32 weight) 1.75-1.95.
+# Here every tile's step issues the row's read, then the weight's (an L1 or L2 hit after the first
+# tile), and only then waits: the two reads overlap. Same arithmetic as the kernels above, bit for bit.
+
+
+@triton.jit
+def _finish_tile_weight_beside(x, u, x_b, u_b, rows, W, Y, RSTD, HNEW, n_rows, H, H_f, eps,
+                               cols, cmask, cols_b, cmask_b,
+                               HAS_RES: tl.constexpr, EXACT: tl.constexpr, BLOCK_B: tl.constexpr):
+    """Normalise one tile whose rows' reads are in flight: the weight's reads are issued first."""
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    if BLOCK_B > 0:
+        w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0).to(tl.float32)
+    rmask = rows < n_rows
+    mask = rmask[:, None] & cmask[None, :]
+    out = rows[:, None] * H + cols[None, :]
+    x = _add_residual(x, u, HNEW, out, mask, HAS_RES, EXACT)
+    if BLOCK_B > 0:
+        mask_b = rmask[:, None] & cmask_b[None, :]
+        out_b = rows[:, None] * H + cols_b[None, :]
+        x_b = _add_residual(x_b, u_b, HNEW, out_b, mask_b, HAS_RES, EXACT)
+        rstd = rstd_of_sumsq(tl.sum(x * x, axis=1) + tl.sum(x_b * x_b, axis=1), H_f, eps)
+        tl.store(Y + out_b, to_bf16((x_b * rstd[:, None]) * w_b[None, :], EXACT), mask=mask_b)
+    else:
+        rstd = rstd_of(x, H_f, eps)
+    tl.store(Y + out, to_bf16((x * rstd[:, None]) * w[None, :], EXACT), mask=mask)
+    tl.store(RSTD + rows, rstd, mask=rmask)
+
+
+@triton.jit
+def rmsnorm_fwd_weight_beside_kernel(
+    X, RES, W, Y, RSTD, HNEW,
+    n_rows, NH, H, H_f, eps,
+    sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
+    BLOCK_B: tl.constexpr = 0,
+):
+    """`rmsnorm_fwd_kernel` (row blocks or a persistent grid) with the weight read in each tile's
+    step, after the tile's rows (see above)."""
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    cols_b = BLOCK_H + tl.arange(0, max(BLOCK_B, 1))
+    cmask_b = cols_b < H
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        x, u = _load_rows(X, RES, rows, n_rows, NH, sxt, sxh, srt, srh, cols, cmask, HAS_RES)
+        x_b, u_b = x, u
+        if BLOCK_B > 0:
+            x_b, u_b = _load_rows(X, RES, rows, n_rows, NH, sxt, sxh, srt, srh, cols_b, cmask_b, HAS_RES)
+        _finish_tile_weight_beside(x, u, x_b, u_b, rows, W, Y, RSTD, HNEW, n_rows, H, H_f, eps,
+                                   cols, cmask, cols_b, cmask_b, HAS_RES, EXACT, BLOCK_B)
+
+
+@triton.jit
+def rmsnorm_fwd_prefetch_weight_beside_kernel(
+    X, RES, W, Y, RSTD, HNEW,
+    n_rows, NH, H, H_f, eps,
+    sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
+    BLOCK_B: tl.constexpr = 0,
+):
+    """`rmsnorm_fwd_prefetch_kernel` with the weight read at the start of each tile's step, beside
+    the next tile's prefetch, instead of after the reduction (see above)."""
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    cols_b = BLOCK_H + tl.arange(0, max(BLOCK_B, 1))
+    cmask_b = cols_b < H
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+    x_n, u_n = _load_rows(X, RES, first, n_rows, NH, sxt, sxh, srt, srh, cols, cmask, HAS_RES)
+    if BLOCK_B > 0:
+        x_nb, u_nb = _load_rows(X, RES, first, n_rows, NH, sxt, sxh, srt, srh, cols_b, cmask_b, HAS_RES)
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        x, u = x_n, u_n
+        x_b, u_b = x, u  # no second tile (BLOCK_B = 0): unused
+        x_n, u_n = _load_rows(X, RES, rows + nprog * ROWS, n_rows, NH, sxt, sxh, srt, srh, cols, cmask, HAS_RES)
+        if BLOCK_B > 0:
+            x_b, u_b = x_nb, u_nb
+            x_nb, u_nb = _load_rows(X, RES, rows + nprog * ROWS, n_rows, NH, sxt, sxh, srt, srh, cols_b, cmask_b, HAS_RES)
+        _finish_tile_weight_beside(x, u, x_b, u_b, rows, W, Y, RSTD, HNEW, n_rows, H, H_f, eps,
+                                   cols, cmask, cols_b, cmask_b, HAS_RES, EXACT, BLOCK_B)

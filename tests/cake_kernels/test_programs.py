@@ -69,7 +69,7 @@ def test_split_row_programs(name):
     assert prog.launch.tiles_for(5120) == (4096, 1024) and prog.launch.tiles_for(6144) == (4096, 2048)
     assert prog.launch.tiles_for(4096) == (4096, 0)
     assert not prog.supports(4096, "plain", "fp32") and prog.supports(6144, "plain", "fp32")
-    twin = name.removesuffix(".sp")
+    twin = name.replace(".sp", "").removesuffix(".wx")  # `.wx` is bitwise its base (test below)
     shapes = ((3, 5), (7, 2), (1000, 3), (1536, 17), (5120, 2)) if prog.op == "fwd" else ((3, 70), (1000, 9), (1536, 33))
     for H, T in shapes:
         for form in ("plain", "residual"):
@@ -91,11 +91,36 @@ def test_split_row_programs(name):
                     torch.testing.assert_close(dw, dw2, rtol=1e-5, atol=1e-5)
 
 
+WEIGHT_BESIDE_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_load == "beside_rows"]
+
+
+@pytest.mark.parametrize("name", WEIGHT_BESIDE_PROGRAMS)
+def test_weight_beside_programs_are_bitwise_their_base(name, monkeypatch):
+    """`.wx` programs move the weight's read, not the arithmetic: y, rstd and h_new equal the base
+    program's bit for bit, with either weight, several tiles per persistent program (a small grid)
+    and a residual, also for split rows."""
+    base = name.removesuffix(".wx")
+    prog = registry.get(name)
+    assert prog.launch.weight_load == "beside_rows" and registry.get(base).launch.weight_load == "hoisted"
+    assert runner.forward_kernel(prog) is not runner.forward_kernel(registry.get(base))
+    monkeypatch.setattr(runner, "sm_count", lambda device: 1)  # 2-8 programs: several tiles each
+    H_T = ((5120, 9), (1536, 5)) if prog.launch.split_h else ((256, 37), (1000, 11), (7, 3))
+    for i, (H, T) in enumerate(H_T):
+        for form in ("plain", "residual", "heads_strided") if H == 256 else ("plain", "residual"):
+            inp = inputs("outlier_rows", T, H, ("fp32", "bf16")[i % 2], form=form, seed=H + T)
+            y, rstd, h = run_forward_checked(prog, inp)
+            y2, rstd2, h2 = runner.forward(base, inp.x, inp.w, 1e-6, inp.residual)
+            assert torch.equal(y, y2) and torch.equal(rstd, rstd2), (H, T, form)
+            assert (h is None and h2 is None) or torch.equal(h, h2)
+
+
 def test_launch_policy_rejects_an_unknown_fold_location():
     with pytest.raises(ValueError, match="fold_in"):
         registry.LaunchPolicy("persistent", fold_in="shared")
     with pytest.raises(ValueError, match="reduce: 'tree' is not one of"):
         registry.LaunchPolicy("persistent", reduce="tree")
+    with pytest.raises(ValueError, match="weight_load: 'late' is not one of"):
+        registry.LaunchPolicy("row_blocks", weight_load="late")
 
 
 WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "wide"]
