@@ -54,7 +54,8 @@ def test_registry_contract():
         assert lp.prefetch == ("pf" in parts), p.name
         assert (lp.reduce == "wide") == ("wr" in parts), p.name
         assert (lp.loads == "tma") == (parts[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
-        assert lp.split_h == p.name.endswith(".sp"), p.name
+        assert lp.split_h == ("sp" in parts), p.name
+        assert (lp.weight_load == "beside_rows") == (parts[-1] == "wx"), p.name
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
 
