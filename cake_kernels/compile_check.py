@@ -88,6 +88,8 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
         meta, warps = runner.forward_meta(program, H, residual, exact=True)
         return [(runner.forward_kernel(program), _fwd_signature(w), meta, warps)]
     meta, warps = runner.backward_meta(program, H, residual, exact=True)
+    if program.launch.weight_cast == "fp32":
+        w = "fp32"  # the runner casts the weight first: the FP32-weight build is what runs
     if program.launch.grid == "column_tasks":
         sig = {**_bwd_common(w), **_BWD_TAIL, "n_col_tasks": "i32"}
         return [(bk.rmsnorm_bwd_column_task_kernel, sig, meta, warps)]

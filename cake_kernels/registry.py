@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 FORMS = ("plain", "residual", "heads_strided", "heads_contiguous")
 W_DTYPES = ("bf16", "fp32")
@@ -47,6 +47,12 @@ class LaunchPolicy:
     weight_load: where a forward program reads the weight: `hoisted` (once, before its loop over
     tiles) or `beside_rows` (in each tile's step, right after the rows' reads are issued, so the two
     DRAM reads overlap at small T; names end `.wx`; programs/forward.py says why).
+    weight_cast: `fp32` (names end `.wc`): a backward program given a BF16 weight casts it to FP32
+    first (exact: every BF16 value is an FP32 value), into its workspace, so the kernel is the
+    FP32-weight build. Why: Triton builds a different kernel per weight dtype, and on the H200 the
+    BF16-weight builds of the compensated backward ran 10-30 % slower at T >= 65536 (round 8: H 8192
+    T 1M 15,603 against 14,082 us; H 1536 3,450 against 3,013), with more registers (session 8's
+    compile_check: 149 against 128 for `p2x.r2.w8` at H 2048). The cast is one more kernel in the span.
     """
 
     grid: str
@@ -63,6 +69,7 @@ class LaunchPolicy:
     reduce: str = "serial"
     loads: str = "pointer"
     weight_load: str = "hoisted"
+    weight_cast: str = "none"
 
     def __post_init__(self) -> None:
         if self.fold_in not in ("registers", "workspace"):
@@ -73,6 +80,8 @@ class LaunchPolicy:
             raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma')")
         if self.weight_load not in ("hoisted", "beside_rows"):
             raise ValueError(f"weight_load: {self.weight_load!r} is not one of ('hoisted', 'beside_rows')")
+        if self.weight_cast not in ("none", "fp32"):
+            raise ValueError(f"weight_cast: {self.weight_cast!r} is not one of ('none', 'fp32')")
 
     def tiles_for(self, H: int) -> tuple[int, int]:
         """(first tile, second tile) widths for rows of H columns; the second is 0 when unsplit."""
@@ -131,7 +140,7 @@ class Program:
     @property
     def fingerprint(self) -> str:
         launch = asdict(self.launch)
-        for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted")):
+        for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none")):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -365,6 +374,19 @@ def _catalog() -> list[Program]:
             f"as {twin} with the FP64 fold in registers, g and x read through TMA descriptors pipelined "
             f"{stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0{limit})",
             bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=twin))
+    # `.wc` (weight_cast, above): BF16-weight twins of the backward programs that win somewhere with
+    # an FP32 weight (round 8's table) or with a BF16 one at T >= 4096. BF16 weights only: with an
+    # FP32 weight a twin would be its base.
+    by_name = {p.name: p for p in progs}
+    for base in ("twosum_pair.p8x.r2.w2.fw.pf.wr", "twosum_pair.p4x.r4.w2.fw.pf.wr", "twosum_pair.p1x.r4.w8.fw.pf.wr",
+                 "twosum_pair.p2x.r2.w8.fw.pf.wr", "twosum_pair.p2x.w8.fw.pf.wr", "twosum_pair.p2x.w4.fw.pf",
+                 "twosum_pair.p2x.w4.fw.pf.wr", "twosum_pair.p1x.w16.fw.pf.wr", "twosum_pair.p16x.w1.fw.pf.wr",
+                 "twosum_pair.p1x.w16.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.sp",
+                 "twosum.p2x.w8.fw.pf"):
+        b = by_name[f"bwd.{base}"]
+        progs.append(replace(
+            b, name=f"{b.name}.wc", launch=replace(b.launch, weight_cast="fp32"), w_dtypes=("bf16",),
+            description=f"as {b.name}, a BF16 weight cast to FP32 first so that the FP32-weight build runs (BF16 weights only)"))
     for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
         progs.append(Program(
             f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,

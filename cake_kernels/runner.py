@@ -50,6 +50,7 @@ class Workspace:
 
     partials: torch.Tensor | None
     counter: torch.Tensor | None
+    weight32: torch.Tensor | None = None  # `.wc` programs: the FP32 copy of a BF16 weight
 
 
 def w_dtype_name(weight: torch.Tensor) -> str:
@@ -222,7 +223,8 @@ def workspace_for(program: Program | str, x: torch.Tensor) -> Workspace:
     dtype = torch.float64 if program.mode == 3 else torch.float32
     partials = torch.empty((P, H), dtype=dtype, device=x.device)
     counter = torch.zeros(1, dtype=torch.int32, device=x.device) if program.single_launch else None
-    return Workspace(partials, counter)
+    weight32 = torch.empty(H, dtype=torch.float32, device=x.device) if program.launch.weight_cast == "fp32" else None
+    return Workspace(partials, counter, weight32)
 
 
 def backward(
@@ -304,6 +306,10 @@ def backward(
             raise ValueError(f"workspace: program {program.name!r} needs an arrival counter; use workspace_for(program, x)")
     partials = ws.partials if ws.partials is not None else dw
     counter = ws.counter if ws.counter is not None else dw
+    if lp.weight_cast == "fp32" and weight.dtype != torch.float32:
+        # Exact (BF16 values are FP32 values); the kernel below is then the FP32-weight build.
+        w32 = ws.weight32 if ws.weight32 is not None and ws.weight32.shape == (H,) else torch.empty(H, dtype=torch.float32, device=x.device)
+        weight = w32.copy_(weight)
     if lp.loads == "tma":
         gd, xd = (tma_descriptor(r, H, lp.rows, meta["BLOCK_H"]) for r in (gr, xr))
         bk.rmsnorm_bwd_tma_kernel[(P,)](

@@ -100,10 +100,14 @@ def test_runtime_specialization_marks_what_the_launcher_specializes():
 
 def test_weight_dtype_builds_report_programs_per_sm():
     rows = _check("--H", "2048", "--w-dtypes", "fp32,bf16", "--programs", "bwd.twosum_pair.p2x.r2.w8.fw.pf.wr")
-    main = [r for r in rows if r["kernel"] == "rmsnorm_bwd_rows_kernel"]
+    main = [r for r in rows if r["kernel"] == "rmsnorm_bwd_rows_kernel" and r["program"] == "bwd.twosum_pair.p2x.r2.w8.fw.pf.wr"]
     assert sorted(r["w_dtype"] for r in main) == ["bf16", "fp32"]
     for r in main:
         assert r["programs_per_sm"] == 2 and 1 <= r["resident_per_sm"] <= 4 and not r["error"]
+    # Its `.wc` twin is given a BF16 weight only and builds the FP32-weight kernel: the same registers.
+    wc = [r for r in rows if r["kernel"] == "rmsnorm_bwd_rows_kernel" and r["program"].endswith(".wc")]
+    assert [r["w_dtype"] for r in wc] == ["bf16"]
+    assert wc[0]["registers"] == next(r["registers"] for r in main if r["w_dtype"] == "fp32")
     reduce = [r for r in rows if r["kernel"] != "rmsnorm_bwd_rows_kernel"]
     assert reduce and all(r["programs_per_sm"] is None and r["resident_per_sm"] is None for r in reduce)
 

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from cake_kernels import registry, runner
+from cake_kernels.reference import reference_forward
 from tests.cake_kernels.helpers import inputs, run_backward_checked, run_forward_checked
 
 HS = (1, 7, 256, 512, 1000, 4096)
@@ -56,6 +57,7 @@ def test_registry_contract():
         assert (lp.loads == "tma") == (parts[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
         assert lp.split_h == ("sp" in parts), p.name
         assert (lp.weight_load == "beside_rows") == (parts[-1] == "wx"), p.name
+        assert (lp.weight_cast == "fp32") == (parts[-1] == "wc"), p.name
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
 
@@ -69,12 +71,13 @@ def test_split_row_programs(name):
     prog = registry.get(name)
     assert prog.launch.tiles_for(5120) == (4096, 1024) and prog.launch.tiles_for(6144) == (4096, 2048)
     assert prog.launch.tiles_for(4096) == (4096, 0)
-    assert not prog.supports(4096, "plain", "fp32") and prog.supports(6144, "plain", "fp32")
-    twin = name.replace(".sp", "").removesuffix(".wx")  # `.wx` is bitwise its base (test below)
+    w = prog.w_dtypes[0]
+    assert not prog.supports(4096, "plain", w) and prog.supports(6144, "plain", w)
+    twin = name.replace(".sp", "").removesuffix(".wx").removesuffix(".wc")  # bitwise their bases (tests below)
     shapes = ((3, 5), (7, 2), (1000, 3), (1536, 17), (5120, 2)) if prog.op == "fwd" else ((3, 70), (1000, 9), (1536, 33))
     for H, T in shapes:
         for form in ("plain", "residual"):
-            inp = inputs("same_sign", T, H, "bf16" if H % 2 else "fp32", form=form, seed=H + T)
+            inp = inputs("same_sign", T, H, "bf16" if H % 2 or "fp32" not in prog.w_dtypes else "fp32", form=form, seed=H + T)
             if prog.op == "fwd":
                 y, rstd, h = run_forward_checked(prog, inp)
                 y2, rstd2, h2 = runner.forward(twin, inp.x, inp.w, 1e-6, inp.residual)
@@ -115,6 +118,33 @@ def test_weight_beside_programs_are_bitwise_their_base(name, monkeypatch):
             assert (h is None and h2 is None) or torch.equal(h, h2)
 
 
+WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_cast == "fp32"]
+
+
+@pytest.mark.parametrize("name", WEIGHT_CAST_PROGRAMS)
+def test_weight_cast_programs_run_the_fp32_weight_build(name, monkeypatch):
+    """`.wc` programs take BF16 weights only and give, bit for bit, what their base program gives
+    with the same weight in FP32 (the cast is exact), the FP32 copy held in their workspace."""
+    base = registry.get(name.removesuffix(".wc"))
+    prog = registry.get(name)
+    assert prog.w_dtypes == ("bf16",) and not prog.supports(512, "plain", "fp32")
+    monkeypatch.setattr(runner, "sm_count", lambda device: 1)  # several tiles and folds per program
+    H_T = ((1536, 9), (1000, 5)) if prog.launch.split_h else ((256, 40), (512, 17), (7, 5))
+    for H, T in H_T:
+        if not prog.supports(H, "plain", "bf16"):
+            continue
+        for form in ("plain", "residual"):
+            inp = inputs("outlier_rows", T, H, "bf16", form=form, seed=H + T)
+            dx, dw, _ = run_backward_checked(prog, inp)
+            _, rstd, h = reference_forward(inp.x, inp.w, 1e-6, inp.residual)
+            xn = h if h is not None else inp.x
+            ws = runner.workspace_for(prog, xn)
+            dx1, dw1 = runner.backward(prog, inp.g, xn, inp.w, rstd, inp.g_h_new, ws)
+            dx2, dw2 = runner.backward(base, inp.g, xn, inp.w.float(), rstd, inp.g_h_new)
+            assert torch.equal(dx1, dx2) and torch.equal(dw1, dw2), (H, T, form)
+            assert torch.equal(ws.weight32, inp.w.float())
+
+
 def test_launch_policy_rejects_an_unknown_fold_location():
     with pytest.raises(ValueError, match="fold_in"):
         registry.LaunchPolicy("persistent", fold_in="shared")
@@ -122,6 +152,8 @@ def test_launch_policy_rejects_an_unknown_fold_location():
         registry.LaunchPolicy("persistent", reduce="tree")
     with pytest.raises(ValueError, match="weight_load: 'late' is not one of"):
         registry.LaunchPolicy("row_blocks", weight_load="late")
+    with pytest.raises(ValueError, match="weight_cast: 'fp16' is not one of"):
+        registry.LaunchPolicy("persistent", weight_cast="fp16")
 
 
 WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "wide"]
