@@ -20,6 +20,8 @@ import contextlib
 import hashlib
 import os
 import secrets
+import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -195,6 +197,27 @@ def _sqlite_path(url: str) -> str | None:
     return None if not db or db == ":memory:" else db
 
 
+def enable_wal(cursor, timeout_s: float) -> None:
+    """``PRAGMA journal_mode = WAL``, retried for up to ``timeout_s`` while the database is locked.
+
+    The journal-mode switch does not wait for the busy timeout: on a store still in rollback mode
+    whose lock another connection holds (another process switching a fresh store to WAL, say) it
+    fails at once with "database is locked". Two importers opening a new store together hit this
+    (a CI run on 2026-12-03).
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 def _make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -208,7 +231,7 @@ def _make_engine(url: str) -> Engine:
             cur = dbapi_conn.cursor()
             cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
             cur.execute("PRAGMA foreign_keys = ON")
-            cur.execute("PRAGMA journal_mode = WAL")
+            enable_wal(cur, SQLITE_BUSY_TIMEOUT_S)
             # In WAL mode NORMAL keeps the database consistent after a crash; only the last commits
             # before a power loss may roll back.
             cur.execute("PRAGMA synchronous = NORMAL")

@@ -125,3 +125,33 @@ def test_two_importers_at_once_on_postgresql(pg_url, tmp_path):
     results, records = _concurrent(pg_url, tmp_path)
     assert all(r["failed"] == 0 for r in results)
     _assert_no_duplicates(pg_url, records, tmp_path)
+
+
+def test_switching_to_wal_waits_for_another_connections_lock(tmp_path):
+    """SQLite fails `PRAGMA journal_mode = WAL` at once, without the busy timeout, while another
+    connection holds a rollback-mode store's lock: a fresh store opened by two importers together
+    failed so ("database is locked"). `enable_wal` waits for the lock, up to its timeout."""
+    import sqlite3
+    import threading
+    import time
+
+    from measurements_db.engine import enable_wal
+
+    path = tmp_path / "fresh.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    other = sqlite3.connect(path, isolation_level=None, timeout=5)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        other.execute("PRAGMA journal_mode = WAL")  # what SQLite does: no wait
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        enable_wal(other.cursor(), 0.05)  # gives up after its timeout
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    release.start()
+    t0 = time.monotonic()
+    enable_wal(other.cursor(), 10.0)
+    assert time.monotonic() - t0 >= 0.25
+    assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    release.join()
+    holder.close()
+    other.close()
