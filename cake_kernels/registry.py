@@ -161,6 +161,12 @@ def _fingerprint(program: "Program", launch_json: str) -> str:
     return program_fingerprint(program, launch_json)
 
 
+def _twin(base: Program, suffix: str, what: str, w_dtypes: tuple[str, ...] | None = None, **launch) -> Program:
+    """`base` with one launch-policy option changed, named `{base}.{suffix}` (the option shows in the name)."""
+    return replace(base, name=f"{base.name}.{suffix}", launch=replace(base.launch, **launch),
+                   w_dtypes=w_dtypes or base.w_dtypes, description=f"as {base.name}, {what}")
+
+
 def _catalog() -> list[Program]:
     # Mode numbers of programs/backward.py (kept literal here so the registry imports without Triton).
     ATOMIC, PAIR, BLOCKED, TWOSUM = 0, 1, 2, 3
@@ -211,21 +217,12 @@ def _catalog() -> list[Program]:
     # Weight read beside the rows (`.wx`, programs/forward.py): the forwards that round 9 routed or
     # found fastest at T <= 4096, where a forward is one or two DRAM round trips and the FP32
     # weight's layout conversion made it two. Same arithmetic, bit for bit, as the program without `.wx`.
-    for grid, ppsm, rows, warps, pf, split in (
-            ("row_blocks", 0, 1, 16, False, False), ("row_blocks", 0, 1, 8, False, False),
-            ("row_blocks", 0, 1, 4, False, False), ("row_blocks", 0, 1, 4, False, True),
-            ("persistent", 2, 1, 8, False, True), ("persistent", 2, 1, 16, True, False),
-            ("persistent", 4, 1, 4, True, False), ("persistent", 8, 1, 4, True, False),
-            ("persistent", 8, 2, 4, True, False), ("persistent", 4, 1, 4, True, True),
-            ("persistent", 8, 1, 4, True, True)):
-        base = (f"fwd.row.r{rows}.w{warps}" if grid == "row_blocks" else f"fwd.persist.p{ppsm}x.r{rows}.w{warps}")
-        base += (".pf" if pf else "") + (".sp" if split else "")
-        progs.append(Program(
-            f"{base}.wx", "fwd", "row" if grid == "row_blocks" else "persistent", True,
-            LaunchPolicy(grid, rows=rows, warps=warps, programs_per_sm=ppsm, prefetch=pf, split_h=split,
-                         weight_load="beside_rows"),
-            f"as {base}, the weight read in each tile's step beside the rows' reads (two DRAM reads overlap at small T)",
-            fwd_mod))
+    by_name = {p.name: p for p in progs}
+    for base in ("row.r1.w16", "row.r1.w8", "row.r1.w4", "row.r1.w4.sp", "persist.p2x.r1.w8.sp", "persist.p2x.r1.w16.pf",
+                 "persist.p4x.r1.w4.pf", "persist.p8x.r1.w4.pf", "persist.p8x.r2.w4.pf", "persist.p4x.r1.w4.pf.sp",
+                 "persist.p8x.r1.w4.pf.sp"):
+        progs.append(_twin(by_name[f"fwd.{base}"], "wx", "the weight read in each tile's step beside the rows' reads "
+                           "(two DRAM reads overlap at small T)", weight_load="beside_rows"))
     for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         progs.append(Program(
@@ -383,10 +380,8 @@ def _catalog() -> list[Program]:
                  "twosum_pair.p2x.w4.fw.pf.wr", "twosum_pair.p1x.w16.fw.pf.wr", "twosum_pair.p16x.w1.fw.pf.wr",
                  "twosum_pair.p1x.w16.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.sp",
                  "twosum.p2x.w8.fw.pf"):
-        b = by_name[f"bwd.{base}"]
-        progs.append(replace(
-            b, name=f"{b.name}.wc", launch=replace(b.launch, weight_cast="fp32"), w_dtypes=("bf16",),
-            description=f"as {b.name}, a BF16 weight cast to FP32 first so that the FP32-weight build runs (BF16 weights only)"))
+        progs.append(_twin(by_name[f"bwd.{base}"], "wc", "a BF16 weight cast to FP32 first so that the FP32-weight "
+                           "build runs (BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32"))
     for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
         progs.append(Program(
             f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from measurements_db.bundle import read_bundle, write_bundle
+from measurements_db.bundle import merge_records, read_bundle, write_bundle
 
 DATA, RETRACTED = Path("measurements_db/data"), Path("measurements_db/retracted")
 HEAD_FORMS = ("heads_strided", "heads_contiguous")
@@ -41,15 +41,9 @@ def main() -> None:
                  or (r["kind"] == "program" and r["name"] == "peer.liger")]
         dest = RETRACTED / path.name
         old = read_bundle(dest) if dest.exists() else []
-        write_bundle({_key(r): r for r in old + cited + out}.values(), dest)
+        write_bundle(merge_records([(str(dest), old), (str(path), cited + out)]), dest)
         write_bundle([r for r in recs if not retracted(r)], path)
         print(f"{path}: {len(out)} records moved to {dest}")
-
-
-def _key(rec: dict) -> str:
-    import json
-
-    return json.dumps(rec, sort_keys=True)
 
 
 if __name__ == "__main__":
