@@ -184,6 +184,20 @@ def session_paths(out_dir: Path, session: int) -> tuple[Path, Path]:
     return out_dir / f"session-s{session + 1}.jsonl", out_dir / f"session-s{session + 1}.progress"
 
 
+def session_files(out_dir: Path) -> list[Path]:
+    """The evidence files of every session in `out_dir`, in session order.
+
+    Not a glob of `session-s*.jsonl`: that also matches `session-sN.failures.jsonl`, whose lines are
+    not evidence records (a kill-merge in round 10b wrote them into an evidence file).
+    """
+    found = []
+    for path in out_dir.glob("session-s*.jsonl"):
+        stem = path.name[len("session-s"):-len(".jsonl")]
+        if stem.isdigit():
+            found.append((int(stem), path))
+    return [path for _, path in sorted(found)]
+
+
 def read_progress(progress: Path) -> dict[str, int]:
     """unit key -> byte offset of the session file after that unit's records."""
     done = {}

@@ -91,6 +91,14 @@ def test_progress_and_merge_survive_a_torn_last_line(tmp_path):
     assert [r["kind"] for r in recs].count("program") == 1
 
 
+def test_session_files_are_the_sessions_evidence_not_their_failure_files(tmp_path):
+    for s in (0, 1, 9):
+        campaign.session_paths(tmp_path, s)[0].write_text("")
+        (tmp_path / f"session-s{s + 1}.failures.jsonl").write_text('{"unit": "u", "impl": "peer.liger"}\n')
+    assert [p.name for p in campaign.session_files(tmp_path)] == ["session-s1.jsonl", "session-s2.jsonl",
+                                                                "session-s10.jsonl"]
+
+
 def test_measure_without_gpu_says_what_to_do(capsys):
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
