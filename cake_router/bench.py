@@ -17,11 +17,13 @@ Rows = T x heads for the head forms; H = 256 there.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 
 from cake_kernels.routes import dispatch
 from cake_kernels.routes.table import RouteTable
 from cake_router.policy import Policy, judge_accuracy
+from cake_router.policy.rules import BREACH, NO_EVIDENCE, UNQUALIFIED
 from measurements_db.aggregates import WorkloadEvidence
 
 HEADS = {"heads_strided": 24, "heads_contiguous": 4}
@@ -151,6 +153,7 @@ class PeerRow:
     peer_us: float | None  # None: the peer was not timed here (not installed, failed, out of memory)
     peer_over_best: float | None
     peer_in_budget: bool | None  # None for the forward (no dw)
+    peer_accuracy: str | None = None  # the verdict's status (policy.rules: breach, no-evidence, ...); None for the forward
 
 
 def peer_table(evidence: dict, policy: Policy, Ts=PEER_TABLE_T) -> list[PeerRow]:
@@ -178,6 +181,7 @@ def peer_table(evidence: dict, policy: Policy, Ts=PEER_TABLE_T) -> list[PeerRow]
                         peer_us=t.median_us if t else None,
                         peer_over_best=(t.median_us / best[0]) if (t and best) else None,
                         peer_in_budget=None if op == "fwd" else _peer_in_budget(ev, p, T, op, wk.w_dtype, policy),
+                        peer_accuracy=None if op == "fwd" else judge_accuracy(ev.accuracy.get((p, T)), "bwd", wk.w_dtype, policy).status,
                     ))
     return rows
 
@@ -190,11 +194,14 @@ def _cell(x, fmt: str) -> str:
 def peer_markdown(rows: list[PeerRow]) -> str:
     lines = ["## Peers against the best in-budget program", "",
              "peer/best > 1: the peer is slower. Backward peers are marked in budget or not (ROUTING-POLICY.md "
-             "section 3, on the accuracy evidence measured for them); '-': not timed there.", "",
+             "section 3, on the accuracy evidence measured for them: yes, no (a breach), no-evidence, unqualified or rerun); "
+             "'-': not timed there.", "",
              "| op | form | H | w | T | best in-budget program | us | peer | us | peer/best | peer in budget |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        ib = "-" if r.peer_in_budget is None else ("yes" if r.peer_in_budget else "no")
+        # Not in budget is either a measured breach ("no") or a verdict that says why there is none.
+        ib = "-" if r.peer_in_budget is None else (
+            "yes" if r.peer_in_budget else ("no" if r.peer_accuracy in (None, BREACH) else r.peer_accuracy))
         lines.append(f"| {r.op} | {r.form} | {r.H} | {r.w_dtype} | {r.T} | {r.best or '-'} | {_cell(r.best_us, '.2f')} | "
                      f"{r.peer} | {_cell(r.peer_us, '.2f')} | {_cell(r.peer_over_best, '.3f')} | {ib} |")
     return "\n".join(lines) + "\n"
@@ -259,3 +266,70 @@ def markdown(rows: list[BenchRow], tgts: list[dict], header: str) -> str:
 
 def as_json(rows: list[BenchRow], tgts: list[dict], meta: dict, peers: list[PeerRow] | None = None) -> dict:
     return {"meta": meta, "rows": [asdict(r) for r in rows], "targets": tgts, "peers": [asdict(r) for r in peers or []]}
+
+
+# README blocks: `<!-- bench-rows form=plain w=fp32 bwd:4096:1 fwd:512:1048576 ... -->`, then the table
+# `readme_block` writes, then `<!-- /bench-rows -->`. `bench --readme FILE` rewrites every block, so
+# the README quotes the same evidence as bench/results/<arch>-bench.md and never a hand copy of it.
+README_BLOCK = re.compile(r"<!-- bench-rows (?P<spec>[^\n]*?) -->\n(?P<body>.*?)<!-- /bench-rows -->", re.S)
+PEER_LABEL = {"peer.quack.heuristic": "QuACK", "peer.quack.tuned": "QuACK tuned", "peer.liger": "Liger",
+              "peer.torch_compile.default": "torch.compile",
+              "peer.torch_compile.max_autotune": "torch.compile max-autotune", "peer.eager": "eager"}
+
+
+class ReadmeSpecError(ValueError):
+    """A README bench-rows block names a row the bench did not produce, or is malformed."""
+
+
+def _us(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.2f}" if x < 10 else (f"{x:.1f}" if x < 1000 else f"{x:.0f}")
+
+
+def readme_block(rows: list[BenchRow], peers: list[PeerRow], spec: str) -> str:
+    """The Markdown table of one README block. `spec`: `form=F w=W` then `op:H:T` items."""
+    opts, items = {"form": "plain", "w": "fp32"}, []
+    for tok in spec.split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            if k not in opts:
+                raise ReadmeSpecError(f"bench-rows block: option {k!r} unknown; accepted: form=, w=")
+            opts[k] = v
+        else:
+            parts = tok.split(":")
+            if len(parts) != 3 or parts[0] not in ("fwd", "bwd", "2xfwd+bwd") or not all(x.isdigit() for x in parts[1:]):
+                raise ReadmeSpecError(f"bench-rows block: item {tok!r} is not op:H:T (op fwd, bwd or 2xfwd+bwd)")
+            items.append((parts[0], int(parts[1]), int(parts[2])))
+    by_key = {(r.op, r.form, r.w_dtype, r.H, r.T): r for r in rows}
+    peer_acc = {(p.op, p.form, p.w_dtype, p.H, p.T, p.peer): p.peer_accuracy for p in peers}
+    lines = ["| op | H | T | program the runtime runs | us | of copy | fastest peer | peer us | peer/ours | ours in budget |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for op, H, T in items:
+        r = by_key.get((op, opts["form"], opts["w"], H, T))
+        if r is None:
+            raise ReadmeSpecError(f"bench-rows block: no bench row {op} {opts['form']} H={H} w={opts['w']} T={T}")
+        ib = "-"
+        if r.routed_in_budget is not None:
+            ib = "yes" if r.routed_in_budget else "no"
+            verdict = peer_acc.get((op, r.form, r.w_dtype, H, T, r.fastest_peer)) if r.fastest_peer else None
+            if verdict in (BREACH, NO_EVIDENCE, UNQUALIFIED):
+                said = {BREACH: "no", NO_EVIDENCE: "not measured", UNQUALIFIED: "not qualified"}[verdict]
+                ib += f" ({PEER_LABEL.get(r.fastest_peer, r.fastest_peer)}: {said})"
+        frac = "-" if r.copy_fraction is None or T == 1 else f"{r.copy_fraction:.0%}".replace("%", " %")
+        peer = PEER_LABEL.get(r.fastest_peer, r.fastest_peer) if r.fastest_peer else "-"
+        lines.append(f"| {'bwd (det)' if op == 'bwd' else op} | {H} | {T} | {r.program} | {_us(r.us)} | {frac} | {peer} | "
+                     f"{_us(r.fastest_peer_us)} | {_cell(r.peer_over_new, '.2f')} | {ib} |")
+    return "\n".join(lines) + "\n"
+
+
+def rewrite_readme(text: str, rows: list[BenchRow], peers: list[PeerRow]) -> tuple[str, int]:
+    """`text` with every bench-rows block rebuilt from `rows`; returns (text, blocks rewritten)."""
+    n = 0
+
+    def one(m: re.Match) -> str:
+        nonlocal n
+        n += 1
+        return f"<!-- bench-rows {m['spec']} -->\n{readme_block(rows, peers, m['spec'])}<!-- /bench-rows -->"
+
+    return README_BLOCK.sub(one, text), n

@@ -13,6 +13,8 @@ EXAMPLES = """examples:
   # after `measure` on the GPU node and `import`: the table and the targets, Markdown + JSON
   python -m cake_router bench --arch sm_90a --copy-TBps 4.22
   python -m cake_router bench --arch sm_90a --json
+  # also rebuild the README's tables (its `<!-- bench-rows ... -->` blocks) from the same rows
+  python -m cake_router bench --arch sm_90a --readme README.md
 """
 
 
@@ -23,6 +25,8 @@ def register(sub) -> None:
     p.add_argument("--table", default=None, help="route table file (default: the shipped table of the arch)")
     p.add_argument("--copy-TBps", type=float, default=None, help="device copy bandwidth (read+write, TB/s); default: the lowest `copy_TBps` the runs recorded")
     p.add_argument("--out-dir", default="bench/results", help="where <arch>-bench.md and .json go")
+    p.add_argument("--readme", default=None, metavar="FILE",
+                   help="rewrite the `<!-- bench-rows form=F w=W op:H:T ... -->` blocks of this Markdown file from the rows")
     add_db_option(p)
     add_json_option(p)
     p.set_defaults(func=cmd_bench)
@@ -45,6 +49,14 @@ def cmd_bench(args) -> int:
         raise CliError(f"--arch {args.arch}: the store holds no evidence for it (it has: {', '.join(arches(store)) or 'none'})")
     if args.copy_TBps is not None and not args.copy_TBps > 0:
         raise CliError("--copy-TBps: expected a positive number (TB/s, read + write)")
+    readme_text = None
+    if args.readme is not None:
+        try:
+            readme_text = Path(args.readme).read_text()
+        except OSError as exc:
+            raise CliError(f"--readme {args.readme}: cannot read it ({exc.strerror})") from None
+        if not bench.README_BLOCK.search(readme_text):
+            raise CliError(f"--readme {args.readme}: no `<!-- bench-rows ... -->` ... `<!-- /bench-rows -->` block in it")
     ev = workload_evidence(store, args.arch)
     run_list = runs(store, args.arch)
     copy_TBps = args.copy_TBps
@@ -66,11 +78,20 @@ def cmd_bench(args) -> int:
               f"{len(run_list)} run(s); copy bandwidth {copy_TBps or 'not given'} TB/s; "
               f"A/A floor median {meta['aa_floor']['median']:.4f}, max {meta['aa_floor']['max']:.4f}." if aa else "")
     peer_rows = bench.peer_table(ev, Policy())
+    if readme_text is not None:
+        try:
+            new_text, n_blocks = bench.rewrite_readme(readme_text, rows, peer_rows)
+        except bench.ReadmeSpecError as exc:
+            raise CliError(f"--readme {args.readme}: {exc}; the file was left as it was") from None
     md = bench.markdown(rows, tg, header) + "\n" + bench.peer_markdown(peer_rows)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{args.arch}-bench.md").write_text(md)
     (out / f"{args.arch}-bench.json").write_text(json.dumps(bench.as_json(rows, tg, meta, peer_rows), indent=1, sort_keys=True, default=str) + "\n")
+    if readme_text is not None:
+        Path(args.readme).write_text(new_text)
+        if not args.json:
+            console().print(f"rewrote {n_blocks} bench-rows block(s) of {args.readme}")
     if args.json:
         print_json(bench.as_json(rows, tg, meta, peer_rows))
         return 0

@@ -117,6 +117,74 @@ def test_peer_table_compares_each_peer_with_the_best_in_budget_program():
     md = bench.peer_markdown(rows)
     assert "| bwd | plain | 1024 | fp32 | 65536 | bwd.twosum.p1x.w8 | 16.00 | peer.fast | 12.00 | 0.750 | no |" in md
     assert "| peer.missing | - | - |" in md
+    assert got["peer.fast"].peer_accuracy == "breach" and got["peer.missing"].peer_accuracy == "no-evidence"
+    assert "| peer.missing | - | - | no-evidence |" in md  # not timed, and no accuracy either: not "no"
+
+
+def _readme_rows():
+    recs = [RUN, prog("bwd.pair.p2x.w8", "pair"), prog("bwd.twosum.p1x.w8", "twosum"), prog("peer.fast", "peer"),
+            prog("peer.unmeasured", "peer")]
+    recs += [timing("bwd.twosum.p1x.w8", "bwd", 65536, 1234.4), timing("peer.fast", "bwd", 65536, 1000.0),
+             timing("bwd.twosum.p1x.w8", "bwd", 4096, 42.44), timing("peer.unmeasured", "bwd", 4096, 40.0)]
+    recs += acc("bwd.twosum.p1x.w8", 65536, 0.001) + acc("bwd.twosum.p1x.w8", 4096, 0.001) + acc("peer.fast", 65536, 40.0)
+    ev = aggregate_records(recs)
+    return ev, bench.peer_table(ev, Policy(), Ts=(4096, 65536))
+
+
+def test_readme_blocks_are_rebuilt_from_the_bench_rows(tmp_path):
+    ev, peers = _readme_rows()
+    rows = bench.compare(ev, table(tmp_path, "bwd.twosum.p1x.w8"), Policy(), copy_TBps=4.0)
+    text = ("intro\n<!-- bench-rows form=plain w=fp32 bwd:1024:4096 bwd:1024:65536 -->\n| stale |\n<!-- /bench-rows -->\n"
+            "between\n<!-- bench-rows bwd:1024:65536 -->\n<!-- /bench-rows -->\nend\n")
+    out, n = bench.rewrite_readme(text, rows, peers)
+    assert n == 2 and "| stale |" not in out and out.startswith("intro\n") and out.endswith("end\n") and "between" in out
+    frac = bench.bytes_moved("bwd", "plain", 1024, 65536) / 1234.4e-6 / 1e12 / 4.0
+    row_big = (f"| bwd (det) | 1024 | 65536 | bwd.twosum.p1x.w8 | 1234 | {frac:.0%} | peer.fast | 1000 | 0.81 | yes (peer.fast: no) |"
+               .replace("%", " %"))
+    row_small = "| bwd (det) | 1024 | 4096 | bwd.twosum.p1x.w8 | 42.4 |"
+    assert row_big in out and row_small in out and "peer.unmeasured | 40.0 | 0.94 | yes (peer.unmeasured: not measured) |" in out
+    assert out.count(row_big) == 2  # the second block uses the default form and weight
+    again, _ = bench.rewrite_readme(out, rows, peers)
+    assert again == out  # idempotent
+
+
+def test_readme_block_naming_an_unmeasured_row_is_an_error(tmp_path):
+    import pytest
+
+    ev, peers = _readme_rows()
+    rows = bench.compare(ev, table(tmp_path, "bwd.twosum.p1x.w8"), Policy())
+    with pytest.raises(bench.ReadmeSpecError, match="no bench row bwd plain H=1024 w=bf16 T=65536"):
+        bench.rewrite_readme("<!-- bench-rows w=bf16 bwd:1024:65536 -->\n<!-- /bench-rows -->", rows, peers)
+    for bad, what in (("bwd:1024", "not op:H:T"), ("step:1024:1", "not op:H:T"), ("mode=det", "option 'mode' unknown")):
+        with pytest.raises(bench.ReadmeSpecError, match=what):
+            bench.rewrite_readme(f"<!-- bench-rows {bad} -->\n<!-- /bench-rows -->", rows, peers)
+
+
+def test_bench_cli_readme_leaves_the_file_alone_on_a_bad_block(tmp_path, capsys):
+    import json
+
+    from cake_router.cli import main
+
+    ev, _ = _readme_rows()
+    recs = [RUN, prog("bwd.twosum.p1x.w8", "twosum"), timing("bwd.twosum.p1x.w8", "bwd", 4096, 42.44)]
+    evf = tmp_path / "ev.jsonl"
+    evf.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    db = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    assert main(["import", str(evf), "--db", db]) == 0
+    table(tmp_path, "bwd.twosum.p1x.w8")
+    readme = tmp_path / "README.md"
+    bad = "x\n<!-- bench-rows bwd:1024:65536 -->\nold\n<!-- /bench-rows -->\n"
+    readme.write_text(bad)
+    args = ["bench", "--arch", "sm_90a", "--db", db, "--table", str(tmp_path / "t.json"), "--out-dir", str(tmp_path / "out"),
+            "--readme", str(readme)]
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "--readme" in capsys.readouterr().err and readme.read_text() == bad
+    readme.write_text(bad.replace("65536", "4096"))
+    assert main(args) == 0
+    assert "| bwd (det) | 1024 | 4096 | bwd.twosum.p1x.w8 | 42.4 |" in readme.read_text()
+    readme.write_text("no blocks\n")
+    assert main(args) == 2 and "no `<!-- bench-rows" in capsys.readouterr().err
 
 
 def test_routed_program_without_timing_is_a_row_not_a_gap(tmp_path):
