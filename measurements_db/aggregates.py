@@ -20,9 +20,13 @@ Semantics (ROUTING-POLICY.md sections 3 and 4, made precise where the contract i
   `worst` is the maximum, `median` is the median over inputs of each input's median (per-input
   records) or the record's own median (an aggregate record; several aggregate records of one run
   combine by maximum, which is conservative). Runs are then combined into a family aggregate:
-  inputs add up, worst and median are the maxima over runs ("the worse run counts"), and the per-run
-  aggregates are kept in `runs` so the eager-reference rule can be judged run by run (a program fails
-  it when it fails in any run).
+  inputs are the most that one run evaluated, worst and median are the maxima over runs ("the worse
+  run counts"), and the per-run aggregates are kept in `runs` so the eager-reference rule can be
+  judged run by run (a program fails it when it fails in any run). Inputs do not add up over runs:
+  the harness draws input i of a family from `seed_for(H, T, form, family, i)` with i from 0 in
+  every run, so a second run at a point re-evaluates the first run's inputs, and an aggregate record
+  does not say which inputs it covered. Adding up counted 30 + 120 re-drawn inputs as 150 (session
+  10 found it; no routed window had depended on it).
 * Steps. A `2xfwd+bwd` record of one of this package's backward programs names the forward it ran
   (`step_fwd`, from 2026-12-03 on; earlier runs all used `fwd.row.r1.w8` and say nothing). A step's
   forward is part of what was timed, so steps with different forwards never pool: the point keeps
@@ -195,7 +199,7 @@ def combine_runs(family: str, per_run: list[FamilyAccuracy]) -> FamilyAccuracy:
     qbs = [r.qualified_by_source for r in runs if r.qualified_by_source is not None]
     return FamilyAccuracy(
         family=family,
-        inputs=sum(r.inputs for r in runs),
+        inputs=max(r.inputs for r in runs),  # runs re-draw the same inputs (module docstring)
         worst=_max_opt(r.worst for r in runs),
         median=_max_opt(r.median for r in runs),
         eager_worst=_max_opt(r.eager_worst for r in runs),

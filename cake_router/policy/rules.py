@@ -42,7 +42,8 @@ class AccuracyVerdict:
 # ---- section 3: qualification ---------------------------------------------------------------
 
 def family_qualified(fa: FamilyAccuracy | None, policy: Policy) -> bool:
-    """Measured family: at least `min_inputs_per_family` inputs (the runs' inputs add up)."""
+    """Measured family: at least `min_inputs_per_family` inputs (in one run: runs re-draw the same
+    inputs, so they do not add up; `measurements_db.aggregates`)."""
     return fa is not None and fa.source == "measured" and fa.inputs >= policy.min_inputs_per_family and fa.worst is not None
 
 

@@ -141,3 +141,35 @@ def test_steps_with_different_forwards_never_pool(tmp_path):
         assert (t.step_fwd, t.median_us, len(t.run_ids)) == (fwd, us, 1)
     # The latest run decides among named forwards, whichever order the runs were imported in.
     assert aggregates.pick_step_group({"fwd.a": ["2026-12-01T00:00:00Z"], "fwd.b": ["2026-12-03T00:00:00Z"], None: ["2027"]}) == "fwd.b"
+
+
+def test_inputs_of_several_runs_do_not_add_up(tmp_path):
+    """Every run draws input i of a family from the same seed (`seed_for(..., i)`, i from 0), so a
+    second run at a point re-evaluates the first run's inputs: 60 + 60 inputs are 60, not the 120
+    that qualify a point, and 30 + 120 are 120 (session 10: explain showed 150)."""
+    from cake_router.policy import Policy
+    from cake_router.policy.rules import point_qualified
+    from measurements_db.engine import open_store
+
+    base = {"schema": "cake-evidence/1", "kind": "accuracy", "arch": "sm_90a", "program": "bwd.twosum_pair.p2x.w8",
+            "H": 2048, "T": 1048576, "x_dtype": "bf16", "w_dtype": "bf16", "form": "plain",
+            "dw_err_over_tol_median": 0.0002, "eager_err_over_tol_max": 5.0, "eager_err_over_tol_median": 0.002,
+            "dx_err_over_tol_max": 0.3, "rstd_rel_l2": 1e-8, "rstd_form": "forward"}
+    runs = [{"schema": "cake-evidence/1", "kind": "run", "run_id": rid, "source": "measured", "arch": "sm_90a",
+             "gpu": "NVIDIA H200", "sm_count": 132, "started": f"2026-12-0{i + 1}T10:00:00Z"} for i, rid in enumerate(("r1", "r2"))]
+    prog = {"schema": "cake-evidence/1", "kind": "program", "name": "bwd.twosum_pair.p2x.w8", "op": "bwd",
+            "deterministic": True, "family": "twosum_pair", "runnable": True, "fingerprint": "x"}
+    for case, (n1, n2), want, qualified in (("a", (60, 60), 60, False), ("b", (30, 120), 120, True)):
+        recs = runs + [prog] + [dict(base, run_id=rid, family=fam, inputs=n, dw_err_over_tol_max=w)
+                                for rid, n, w in (("r1", n1, 0.0006), ("r2", n2, 0.0004))
+                                for fam in ("gaussian", "same_sign", "outlier_rows")]
+        st = open_store(f"sqlite:///{tmp_path / f'{case}.sqlite'}")
+        import_evidence(st, recs, name=case)
+        got = queries.workload_evidence(st, "sm_90a")
+        st.close()
+        assert got == reference(recs, "sm_90a")
+        (ev,) = got.values()
+        acc = ev.accuracy[("bwd.twosum_pair.p2x.w8", 1048576)]
+        assert {f.inputs for f in acc.families.values()} == {want}
+        assert {f.worst for f in acc.families.values()} == {0.0006}  # the worse run counts
+        assert point_qualified(acc, Policy()) is qualified
