@@ -175,13 +175,14 @@ def peer_table(evidence: dict, policy: Policy, Ts=PEER_TABLE_T) -> list[PeerRow]
                     continue
                 for p in peers:
                     t = ev.timing.get((p, op, T))
+                    verdict = None if op == "fwd" else judge_accuracy(ev.accuracy.get((p, T)), "bwd", wk.w_dtype, policy)
                     rows.append(PeerRow(
                         op=op, form=wk.form, H=wk.H, w_dtype=wk.w_dtype, T=T,
                         best=best[1] if best else None, best_us=best[0] if best else None, peer=p,
                         peer_us=t.median_us if t else None,
                         peer_over_best=(t.median_us / best[0]) if (t and best) else None,
-                        peer_in_budget=None if op == "fwd" else _peer_in_budget(ev, p, T, op, wk.w_dtype, policy),
-                        peer_accuracy=None if op == "fwd" else judge_accuracy(ev.accuracy.get((p, T)), "bwd", wk.w_dtype, policy).status,
+                        peer_in_budget=None if verdict is None else verdict.in_budget,
+                        peer_accuracy=None if verdict is None else verdict.status,
                     ))
     return rows
 
@@ -275,6 +276,8 @@ README_BLOCK = re.compile(r"<!-- bench-rows (?P<spec>[^\n]*?) -->\n(?P<body>.*?)
 PEER_LABEL = {"peer.quack.heuristic": "QuACK", "peer.quack.tuned": "QuACK tuned", "peer.liger": "Liger",
               "peer.torch_compile.default": "torch.compile",
               "peer.torch_compile.max_autotune": "torch.compile max-autotune", "peer.eager": "eager"}
+# How a README row names a fastest peer that is not in budget there, by its verdict's status.
+PEER_NOT_IN_BUDGET = {BREACH: "no", NO_EVIDENCE: "not measured", UNQUALIFIED: "not qualified"}
 
 
 class ReadmeSpecError(ValueError):
@@ -312,9 +315,8 @@ def readme_block(rows: list[BenchRow], peers: list[PeerRow], spec: str) -> str:
         ib = "-"
         if r.routed_in_budget is not None:
             ib = "yes" if r.routed_in_budget else "no"
-            verdict = peer_acc.get((op, r.form, r.w_dtype, H, T, r.fastest_peer)) if r.fastest_peer else None
-            if verdict in (BREACH, NO_EVIDENCE, UNQUALIFIED):
-                said = {BREACH: "no", NO_EVIDENCE: "not measured", UNQUALIFIED: "not qualified"}[verdict]
+            said = PEER_NOT_IN_BUDGET.get(peer_acc.get((op, r.form, r.w_dtype, H, T, r.fastest_peer)))
+            if said:
                 ib += f" ({PEER_LABEL.get(r.fastest_peer, r.fastest_peer)}: {said})"
         frac = "-" if r.copy_fraction is None or T == 1 else f"{r.copy_fraction:.0%}".replace("%", " %")
         peer = PEER_LABEL.get(r.fastest_peer, r.fastest_peer) if r.fastest_peer else "-"

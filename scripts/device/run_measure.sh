@@ -10,10 +10,10 @@ run() {
   timeout $left python -m cake_router measure "$@" --budget-minutes $(python3 -c "print(round(($left-15)/60,2))") \
     --work-dir $W/$name > $W/$name.log 2>&1
   echo "$name: rc=$? $(grep -c records $W/$name.log) unit lines"
-  if [ ! -f $W/$name/evidence.jsonl ] && ls $W/$name/session-s[0-9]*.jsonl >/dev/null 2>&1; then
+  if [ ! -f $W/$name/evidence.jsonl ] && [ -d $W/$name ]; then
     # Killed by the time limit before its merge (a wave outlasted the budget): keep every finished unit.
     python -c "import sys; from pathlib import Path; from cake_router.measure.campaign import merge, session_files; \
-print(merge(session_files(Path(sys.argv[1])), Path(sys.argv[1]) / 'evidence.jsonl'), 'records merged after the kill')" $W/$name
+d = Path(sys.argv[1]); files = session_files(d); files and print(merge(files, d / 'evidence.jsonl'), 'records merged after the kill')" $W/$name
   fi
   [ -f $W/$name/evidence.jsonl ] && gzip -c $W/$name/evidence.jsonl > $W/$PREFIX-$name.jsonl.gz
 }

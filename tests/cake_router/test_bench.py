@@ -165,7 +165,6 @@ def test_bench_cli_readme_leaves_the_file_alone_on_a_bad_block(tmp_path, capsys)
 
     from cake_router.cli import main
 
-    ev, _ = _readme_rows()
     recs = [RUN, prog("bwd.twosum.p1x.w8", "twosum"), timing("bwd.twosum.p1x.w8", "bwd", 4096, 42.44)]
     evf = tmp_path / "ev.jsonl"
     evf.write_text("".join(json.dumps(r) + "\n" for r in recs))
