@@ -101,7 +101,7 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
         out = [(bk.rmsnorm_bwd_tma_kernel, sig, meta, warps)]
     else:
         sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL}
-        out = [(bk.rmsnorm_bwd_rows_kernel, sig, meta, warps)]
+        out = [(runner.backward_rows_kernel(program), sig, meta, warps)]
     spec = runner.reduce_meta(program, H)
     if spec is not None:
         kname, _, rmeta, rwarps = spec

@@ -53,6 +53,13 @@ class LaunchPolicy:
     BF16-weight builds of the compensated backward ran 10-30 % slower at T >= 65536 (round 8: H 8192
     T 1M 15,603 against 14,082 us; H 1536 3,450 against 3,013), with more registers (session 8's
     compile_check: 149 against 128 for `p2x.r2.w8` at H 2048). The cast is one more kernel in the span.
+    products: how a compensated (`twosum_pair`) backward program makes each dw product exact: `eft`
+    (products rounded once by PTX `mul.rn`, their rounding errors recovered by FMAs) or `split_rstd`
+    (rstd split into its leading 8 bits and the rest, so that the BF16 products are exact FP32
+    products: four multiplies per element against six operations; names end `.xs`,
+    programs/backward.py `rmsnorm_bwd_rows_split_rstd_kernel`). Why: ncu on the H200 (session 11) had
+    the compensated rows kernel issue-bound at H 1536 (71 % of issue slots busy, 66 % of DRAM
+    bandwidth; the uncompensated `pair` kernel: 40 % and 78 %).
     """
 
     grid: str
@@ -70,6 +77,7 @@ class LaunchPolicy:
     loads: str = "pointer"
     weight_load: str = "hoisted"
     weight_cast: str = "none"
+    products: str = "eft"
 
     def __post_init__(self) -> None:
         if self.fold_in not in ("registers", "workspace"):
@@ -82,6 +90,8 @@ class LaunchPolicy:
             raise ValueError(f"weight_load: {self.weight_load!r} is not one of ('hoisted', 'beside_rows')")
         if self.weight_cast not in ("none", "fp32"):
             raise ValueError(f"weight_cast: {self.weight_cast!r} is not one of ('none', 'fp32')")
+        if self.products not in ("eft", "split_rstd"):
+            raise ValueError(f"products: {self.products!r} is not one of ('eft', 'split_rstd')")
 
     def tiles_for(self, H: int) -> tuple[int, int]:
         """(first tile, second tile) widths for rows of H columns; the second is 0 when unsplit."""
@@ -128,6 +138,11 @@ class Program:
     fallback: str | None = None
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
+    def __post_init__(self) -> None:
+        if self.launch.products != "eft" and (self.mode != 3 or self.single_launch or self.launch.loads != "pointer"):
+            raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch compensated "
+                             "program with pointer loads (mode 3, single_launch False, loads 'pointer')")
+
     def supports(self, H: int, form: str, w_dtype: str) -> bool:
         if self.launch.split_h and self.launch.tiles_for(H)[1] == 0:
             return False  # a power of two is one tile: the split program would be its unsplit twin
@@ -140,7 +155,8 @@ class Program:
     @property
     def fingerprint(self) -> str:
         launch = asdict(self.launch)
-        for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none")):
+        for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none"),
+                             ("products", "eft")):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -340,7 +356,7 @@ def _catalog() -> list[Program]:
             (2, 2, 8, False, H_MAX), (2, 1, 16, False, narrow), (8, 1, 4, False, 1024), (8, 1, 2, False, 1024),
             (16, 1, 2, False, 256), (16, 1, 1, False, 256), (1, 1, 16, True, H_MAX), (2, 1, 8, True, H_MAX), (2, 1, 16, True, H_MAX),
             (10, 1, 2, False, 512), (7, 2, 2, False, 512), (4, 4, 2, False, 512), (1, 4, 8, False, narrow),
-            (1, 8, 16, False, narrow), (8, 2, 2, False, 512)):
+            (1, 8, 16, False, narrow), (8, 2, 2, False, 512), (2, 2, 8, True, H_MAX)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.fw.pf.wr" + (".sp" if split else "")
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         tile = (f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step") + ", next tile prefetched"
@@ -371,6 +387,15 @@ def _catalog() -> list[Program]:
             f"as {twin} with the FP64 fold in registers, g and x read through TMA descriptors pipelined "
             f"{stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0{limit})",
             bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=twin))
+    # `.xs` (products, above): split-rstd twins of the compensated shapes routed at T >= 4096 after
+    # round 10, and of `p2x.r2.w8.fw.pf.wr.sp`, the two-row tile that H 1536 runs unpadded (1024 + 512
+    # columns; session 11's ncu: the padded 2048-wide tile issues H 2048's instructions for 3/4 of its bytes).
+    by_name = {p.name: p for p in progs}
+    xs_bases = ("p8x.r2.w2.fw.pf.wr", "p4x.r4.w2.fw.pf.wr", "p2x.r2.w8.fw.pf.wr", "p2x.r2.w8.fw.pf.wr.sp",
+                "p1x.r4.w8.fw.pf.wr", "p2x.w4.fw.pf.wr", "p1x.w16.fw.pf.wr", "p2x.w8.fw.pf.wr.sp", "p16x.w1.fw.pf.wr")
+    for base in xs_bases:
+        progs.append(_twin(by_name[f"bwd.twosum_pair.{base}"], "xs", "its products made exact by a split rstd "
+                           "instead of mul.rn and FMA residuals (four multiplies per element)", products="split_rstd"))
     # `.wc` (weight_cast, above): BF16-weight twins of the backward programs that win somewhere with
     # an FP32 weight (round 8's table) or with a BF16 one at T >= 4096. BF16 weights only: with an
     # FP32 weight a twin would be its base.
@@ -379,7 +404,8 @@ def _catalog() -> list[Program]:
                  "twosum_pair.p2x.r2.w8.fw.pf.wr", "twosum_pair.p2x.w8.fw.pf.wr", "twosum_pair.p2x.w4.fw.pf",
                  "twosum_pair.p2x.w4.fw.pf.wr", "twosum_pair.p1x.w16.fw.pf.wr", "twosum_pair.p16x.w1.fw.pf.wr",
                  "twosum_pair.p1x.w16.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.sp",
-                 "twosum.p2x.w8.fw.pf"):
+                 "twosum.p2x.w8.fw.pf", "twosum_pair.p2x.r2.w8.fw.pf.wr.sp",
+                 *(f"twosum_pair.{b}.xs" for b in xs_bases)):
         progs.append(_twin(by_name[f"bwd.{base}"], "wc", "a BF16 weight cast to FP32 first so that the FP32-weight "
                            "build runs (BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32"))
     for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):

@@ -317,7 +317,7 @@ def backward(
             gres.st if gres else 0, gres.sh if gres else 0, **meta, num_warps=warps, num_stages=lp.stages,
         )
     else:
-        bk.rmsnorm_bwd_rows_kernel[(P,)](
+        backward_rows_kernel(program)[(P,)](
             gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common,
             **meta, num_warps=warps, num_stages=lp.stages,
         )
@@ -355,6 +355,14 @@ def reduce_meta(program: Program, H: int) -> tuple[str, tuple[int], dict, int] |
         return ("reduce_partials_wide_kernel", (-(-H // WIDE_RED_COLS),),
                 dict(BLOCK_P=WIDE_RED_ROWS, BLOCK_C=WIDE_RED_COLS), REDUCE_WARPS)
     return "reduce_partials_kernel", (-(-H // RED_BLOCK),), dict(BLOCK=RED_BLOCK), REDUCE_WARPS
+
+
+def backward_rows_kernel(program: Program):
+    """The jit kernel a persistent pointer-load backward program launches (its launch policy's
+    `products`); both take `backward_meta`'s arguments."""
+    from cake_kernels.programs import backward as bk
+
+    return bk.rmsnorm_bwd_rows_split_rstd_kernel if program.launch.products == "split_rstd" else bk.rmsnorm_bwd_rows_kernel
 
 
 def forward_kernel(program: Program):

@@ -366,3 +366,115 @@ def rmsnorm_bwd_tma_kernel(
         acc, comp, blk_acc, tot = _dw_step(g, x, rstd, acc, comp, blk_acc, tot, ws_row, cmask, it, 3, FOLD, False, ROWS, EXACT)
         it += 1
     _dw_finish(WS, ws_row, cols, cmask, acc, comp, blk_acc, tot, 3, False)
+
+
+@triton.jit
+def rmsnorm_bwd_rows_split_rstd_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False, BLOCK_B: tl.constexpr = 0,
+):
+    """`.xs` programs (two-launch `twosum_pair`): the rows kernel's compensated dw with the products
+    made exact by splitting rstd instead of by error-free transformations. Same arguments as
+    `rmsnorm_bwd_rows_kernel` (runner.backward_meta builds both); MODE must be 3, SINGLE False.
+
+    Why it is exact: g and x are BF16 (8 significant bits). rstd = r_hi + r_lo, r_hi its leading 8
+    significant bits (the low 16 bits of the FP32 word cleared) and r_lo the rest (at most 16 bits,
+    |r_lo| < 2^-7 r_hi), both exact. Then x * r_hi (16 bits), g * (x * r_hi) (24 bits) and x * r_lo
+    (24 bits) are exact FP32 products, and only g * (x * r_lo) is rounded, by at most 2^-24 of a value
+    below 2^-7 of the term: g * x * rstd = a + b with a exact and b within 2^-31 of the term. The
+    current programs reach the same by `mul.rn` products and two FMAs for their residuals (6 FP32
+    operations per element against 4 here). Because a is exact, an FMA the compiler forms from it
+    rounds exactly as the separate multiply and add would, so no contraction control is needed.
+    Kept apart from the rows kernel (not a constexpr there) so that the shipped programs' device code,
+    and with it their fingerprints and evidence, stay as they are.
+    """
+    tl.static_assert(MODE == 3, "split-rstd products: compensated (TwoSum) programs only")
+    tl.static_assert(not SINGLE, "split-rstd products: two-launch programs only")
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    acc, comp, _, tot = _dw_state(BLOCK_H)
+    ws_row = WS + pid.to(tl.int64) * H + cols
+    if BLOCK_B > 0:
+        cols_b = BLOCK_H + tl.arange(0, BLOCK_B)
+        cmask_b = cols_b < H
+        w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0).to(tl.float32)
+        acc_b, comp_b, _, tot_b = _dw_state(BLOCK_B)
+        ws_row_b = WS + pid.to(tl.int64) * H + cols_b
+    if FOLD_WS:
+        tl.store(ws_row, tl.zeros([BLOCK_H], dtype=tl.float64), mask=cmask)
+        if BLOCK_B > 0:
+            tl.store(ws_row_b, tl.zeros([BLOCK_B], dtype=tl.float64), mask=cmask_b)
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    if PREFETCH:
+        first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+        g_n, x_n, r_n = load_tile(G, X, RSTD, first, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        if BLOCK_B > 0:
+            g_nb, x_nb, _ = load_tile(G, X, RSTD, first, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+    it = 0
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        if PREFETCH:
+            g, x, rstd = g_n, x_n, r_n
+            g_n, x_n, r_n = load_tile(G, X, RSTD, rows + nprog * ROWS, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+            if BLOCK_B > 0:
+                g_b, x_b = g_nb, x_nb
+                g_nb, x_nb, _ = load_tile(G, X, RSTD, rows + nprog * ROWS, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+        else:
+            g, x, rstd = load_tile(G, X, RSTD, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+            if BLOCK_B > 0:
+                g_b, x_b, _ = load_tile(G, X, RSTD, rows, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+        g = g.to(tl.float32)
+        x = x.to(tl.float32)
+        r_hi = ((rstd.to(tl.uint32, bitcast=True) >> 16) << 16).to(tl.float32, bitcast=True)
+        r_lo = rstd - r_hi
+        if BLOCK_B > 0:
+            g_b = g_b.to(tl.float32)
+            x_b = x_b.to(tl.float32)
+            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1) + tl.sum(g_b * w_b[None, :] * x_b, axis=1), H_f)
+            _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+            _store_dx(DX, GRES, g_b, x_b, w_b, rstd, c, rows, rmask, cols_b, cmask_b, NH, srt, srh, H, HAS_GRES, EXACT)
+            acc_b, comp_b, tot_b = _dw_step_split_rstd(g_b, x_b, r_hi, r_lo, acc_b, comp_b, tot_b, ws_row_b, cmask_b,
+                                                       it, FOLD, FOLD_WS, ROWS)
+        else:
+            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1), H_f)
+            _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+        acc, comp, tot = _dw_step_split_rstd(g, x, r_hi, r_lo, acc, comp, tot, ws_row, cmask, it, FOLD, FOLD_WS, ROWS)
+        it += 1
+    _dw_finish(DW, ws_row, cols, cmask, acc, comp, acc, tot, 3, FOLD_WS)
+    if BLOCK_B > 0:
+        _dw_finish(DW, ws_row_b, cols_b, cmask_b, acc_b, comp_b, acc_b, tot_b, 3, FOLD_WS)
+
+
+@triton.jit
+def _dw_step_split_rstd(g, x, r_hi, r_lo, acc, comp, tot, ws_row, cmask, it,
+                        FOLD: tl.constexpr, FOLD_WS: tl.constexpr, ROWS: tl.constexpr):
+    """One tile's contribution to a program's compensated dw partial, the products split as in
+    `rmsnorm_bwd_rows_split_rstd_kernel`: a = g * (x * r_hi) exact, b = g * (x * r_lo) its small rest."""
+    a = g * (x * r_hi[:, None])
+    b = g * (x * r_lo[:, None])
+    if ROWS == 1:
+        p = tl.sum(a, axis=0)
+        res = tl.sum(b, axis=0)
+    else:
+        p, res = tl.reduce((a, b), 0, _twosum_combine)
+    s = acc + p
+    bp = s - acc
+    comp += ((acc - (s - bp)) + (p - bp)) + res
+    acc = s
+    if it % FOLD == FOLD - 1:
+        if FOLD_WS:
+            tl.debug_barrier()
+            tl.store(ws_row, tl.load(ws_row, mask=cmask, other=0.0) + (acc.to(tl.float64) + comp.to(tl.float64)), mask=cmask)
+        else:
+            tot += acc.to(tl.float64) + comp.to(tl.float64)
+        acc = tl.zeros(acc.shape, dtype=tl.float32)
+        comp = tl.zeros(comp.shape, dtype=tl.float32)
+    return acc, comp, tot

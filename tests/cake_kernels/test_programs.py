@@ -7,6 +7,8 @@ Outputs are NaN-poisoned before each run, so an unwritten element fails.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -58,6 +60,7 @@ def test_registry_contract():
         assert lp.split_h == ("sp" in parts), p.name
         assert (lp.weight_load == "beside_rows") == (parts[-1] == "wx"), p.name
         assert (lp.weight_cast == "fp32") == (parts[-1] == "wc"), p.name
+        assert (lp.products == "split_rstd") == ("xs" in parts), p.name
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
 
@@ -74,6 +77,8 @@ def test_split_row_programs(name):
     w = prog.w_dtypes[0]
     assert not prog.supports(4096, "plain", w) and prog.supports(6144, "plain", w)
     twin = name.replace(".sp", "").removesuffix(".wx").removesuffix(".wc")  # bitwise their bases (tests below)
+    if twin not in registry.names():
+        twin = twin.removesuffix(".xs")  # no unsplit split-rstd twin: the unsplit program with mul.rn products
     shapes = ((3, 5), (7, 2), (1000, 3), (1536, 17), (5120, 2)) if prog.op == "fwd" else ((3, 70), (1000, 9), (1536, 33))
     for H, T in shapes:
         for form in ("plain", "residual"):
@@ -89,7 +94,7 @@ def test_split_row_programs(name):
                 dx, dw, worst = run_backward_checked(prog, inp)
                 dx2, dw2, worst2 = run_backward_checked(registry.get(twin), inp)
                 torch.testing.assert_close(dx.float(), dx2.float(), rtol=1e-2, atol=1e-2)
-                if prog.family.startswith("twosum"):
+                if prog.family.startswith("twosum") and prog.launch.products == registry.get(twin).launch.products:
                     assert torch.equal(dw, dw2)  # compensated per column: the split changes no column's sum
                 else:
                     torch.testing.assert_close(dw, dw2, rtol=1e-5, atol=1e-5)
@@ -143,6 +148,68 @@ def test_weight_cast_programs_run_the_fp32_weight_build(name, monkeypatch):
             dx2, dw2 = runner.backward(base, inp.g, xn, inp.w.float(), rstd, inp.g_h_new)
             assert torch.equal(dx1, dx2) and torch.equal(dw1, dw2), (H, T, form)
             assert torch.equal(ws.weight32, inp.w.float())
+
+
+def _split_rstd_terms(g, x, r):
+    """The split of `rmsnorm_bwd_rows_split_rstd_kernel` in FP32 torch arithmetic: (a, b, x * r_lo)."""
+    r_hi = (r.view(torch.int32) & ~0xFFFF).view(torch.float32)
+    r_lo = r - r_hi
+    return g * (x * r_hi), g * (x * r_lo), x * r_lo
+
+
+def test_split_rstd_products_are_exact():
+    """The arithmetic claim the `.xs` kernel rests on, over BF16 g and x across 60 binades and rstd
+    across 40: a = g * (x * r_hi) and x * r_lo are exact FP32 products, and b = g * (x * r_lo) is within
+    2^-31 of |g * x * rstd| of its exact value, so a + b is the product up to that. (Products that
+    leave FP32's normal range, below 2^-126 or above 2^128, are not exact; terms that small are far
+    below the 1e-4 tolerance, and terms that large overflow the mul.rn programs too.)"""
+    gen = torch.Generator().manual_seed(11)
+    n = 200_000
+    g = (torch.randn(n, generator=gen) * torch.exp2(torch.randint(-30, 30, (n,), generator=gen).float())).bfloat16().float()
+    x = (torch.randn(n, generator=gen) * torch.exp2(torch.randint(-30, 30, (n,), generator=gen).float())).bfloat16().float()
+    r = (torch.rand(n, generator=gen) + 0.5) * torch.exp2(torch.randint(-20, 20, (n,), generator=gen).float())
+    a, b, xl = _split_rstd_terms(g, x, r)
+    g64, x64, r64 = g.double(), x.double(), r.double()
+    r_hi64 = (r.view(torch.int32) & ~0xFFFF).view(torch.float32).double()
+    assert torch.equal(a.double(), g64 * (x64 * r_hi64))
+    assert torch.equal(xl.double(), x64 * (r64 - r_hi64))
+    exact = g64 * x64 * r64
+    assert bool(((a.double() + b.double() - exact).abs() <= exact.abs() * 2.0**-31).all())
+    # The EFT programs' single rounding, for scale: g * (x * rstd) in FP32 is off by up to 2^-24 relative.
+    assert float(((g * (x * r)).double() - exact).abs().div(exact.abs()).max()) > 2.0**-31
+
+
+XS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.products == "split_rstd"]
+
+
+@pytest.mark.parametrize("name", XS_PROGRAMS)
+def test_split_rstd_programs_match_their_eft_base(name, monkeypatch):
+    """`.xs` programs: dx bit for bit as the program with mul.rn products, dw at the FP32 rounding floor
+    against FP64 as that program's (both compensated with exact products; only their error terms differ)."""
+    prog = registry.get(name)
+    base = registry.get(name.replace(".xs", ""))
+    assert base.launch.products == "eft" and prog.launch == replace(base.launch, products="split_rstd")
+    monkeypatch.setattr(runner, "sm_count", lambda device: 1)  # several tiles and folds per program
+    w = prog.w_dtypes[0]
+    for H, T, fam in ((1536, 40, "outlier_rows"), (512, 300, "gaussian"), (256, 33, "same_sign"), (7, 5, "gaussian")):
+        if not prog.supports(H, "plain", w):
+            continue
+        for form in ("plain", "residual"):
+            inp = inputs(fam, T, H, w, form=form, seed=H + T)
+            dx, dw, worst = run_backward_checked(prog, inp)
+            dx2, dw2, worst2 = run_backward_checked(base, inp)
+            assert torch.equal(dx, dx2), (H, T, form)
+            assert worst <= max(worst2, 6.0e-4) * 1.01, (H, T, form, worst, worst2)
+
+
+def test_split_rstd_products_need_a_two_launch_compensated_program():
+    lp = registry.LaunchPolicy("persistent", products="split_rstd")
+    with pytest.raises(ValueError, match="products"):
+        registry.Program("bwd.pair.x", "bwd", "pair", True, lp, "", mode=1)
+    with pytest.raises(ValueError, match="products"):
+        registry.Program("bwd.twosum.x", "bwd", "twosum", True, lp, "", mode=3, single_launch=True)
+    with pytest.raises(ValueError, match="products"):
+        registry.LaunchPolicy("persistent", products="fma")
 
 
 def test_launch_policy_rejects_an_unknown_fold_location():
