@@ -46,7 +46,9 @@ class LaunchPolicy:
     TMA needs a 16-byte aligned base and row stride: rows of H % 8 == 0 BF16 values, one row stride.
     weight_load: where a forward program reads the weight: `hoisted` (once, before its loop over
     tiles) or `beside_rows` (in each tile's step, right after the rows' reads are issued, so the two
-    DRAM reads overlap at small T; names end `.wx`; programs/forward.py says why).
+    DRAM reads overlap at small T; names end `.wx`; programs/forward.py says why), or `row_tile`
+    (as `beside_rows`, read through a [1, BLOCK_H] pointer tile so the loaded weight is already in
+    the rows' layout: no shared-memory layout conversion for an FP32 weight; names end `.wt`).
     weight_cast: `fp32` (names end `.wc`): a backward program given a BF16 weight casts it to FP32
     first (exact: every BF16 value is an FP32 value), into its workspace, so the kernel is the
     FP32-weight build. Why: Triton builds a different kernel per weight dtype, and on the H200 the
@@ -86,8 +88,8 @@ class LaunchPolicy:
             raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide')")
         if self.loads not in ("pointer", "tma"):
             raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma')")
-        if self.weight_load not in ("hoisted", "beside_rows"):
-            raise ValueError(f"weight_load: {self.weight_load!r} is not one of ('hoisted', 'beside_rows')")
+        if self.weight_load not in ("hoisted", "beside_rows", "row_tile"):
+            raise ValueError(f"weight_load: {self.weight_load!r} is not one of ('hoisted', 'beside_rows', 'row_tile')")
         if self.weight_cast not in ("none", "fp32"):
             raise ValueError(f"weight_cast: {self.weight_cast!r} is not one of ('none', 'fp32')")
         if self.products not in ("eft", "split_rstd"):
@@ -239,6 +241,14 @@ def _catalog() -> list[Program]:
                  "persist.p8x.r1.w4.pf.sp"):
         progs.append(_twin(by_name[f"fwd.{base}"], "wx", "the weight read in each tile's step beside the rows' reads "
                            "(two DRAM reads overlap at small T)", weight_load="beside_rows"))
+    # Weight read as a row tile (`.wt`, programs/forward.py): the `.wx` bases, and the many-row tiles
+    # routed at T >= 65536 for narrow rows, whose FP32 weight crossed shared memory once per program
+    # (round 12's question: what that conversion costs at small T, and per tile at large T).
+    for base in ("row.r1.w16", "row.r1.w8", "row.r1.w4", "row.r1.w4.sp", "persist.p2x.r1.w8.sp", "persist.p2x.r1.w16.pf",
+                 "persist.p4x.r1.w4.pf", "persist.p8x.r1.w4.pf", "persist.p8x.r2.w4.pf", "persist.p4x.r1.w4.pf.sp",
+                 "persist.p8x.r1.w4.pf.sp", "row.r8.w4", "row.r4.w4", "row.r4.w2", "row.r2.w1"):
+        progs.append(_twin(by_name[f"fwd.{base}"], "wt", "the weight read beside the rows as a [1, H] tile in the rows' "
+                           "layout (no shared-memory layout conversion)", weight_load="row_tile"))
     for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         progs.append(Program(

@@ -372,6 +372,8 @@ def forward_kernel(program: Program):
     lp = program.launch
     if lp.weight_load == "beside_rows":
         return fw.rmsnorm_fwd_prefetch_weight_beside_kernel if lp.prefetch else fw.rmsnorm_fwd_weight_beside_kernel
+    if lp.weight_load == "row_tile":
+        return fw.rmsnorm_fwd_prefetch_weight_tile_kernel if lp.prefetch else fw.rmsnorm_fwd_weight_tile_kernel
     return fw.rmsnorm_fwd_prefetch_kernel if lp.prefetch else fw.rmsnorm_fwd_kernel
 
 

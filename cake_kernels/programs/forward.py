@@ -248,3 +248,108 @@ def rmsnorm_fwd_prefetch_weight_beside_kernel(
             x_nb, u_nb = _load_rows(X, RES, rows + nprog * ROWS, n_rows, NH, sxt, sxh, srt, srh, cols_b, cmask_b, HAS_RES)
         _finish_tile_weight_beside(x, u, x_b, u_b, rows, W, Y, RSTD, HNEW, n_rows, H, H_f, eps,
                                    cols, cmask, cols_b, cmask_b, HAS_RES, EXACT, BLOCK_B)
+
+
+# --------------------------------------------------------------------------------------------
+# Weight read as a row tile (`weight_load="row_tile"`, names ending `.wt`).
+#
+# Why (TTGIR and SASS compiled for sm_90a on the CPU machine with compile_check, session 12): every
+# kernel above reads the weight as a 1-D tensor and broadcasts it with `w[None, :]`. Triton gives a
+# 1-D load its own layout, 128-bit per thread: 4 values for an FP32 weight, against the BF16 rows'
+# 8. The product then needs the weight in the rows' layout, and that `convert_layout` goes through
+# shared memory: STS, a barrier, LDS, per program (or per tile, where the weight is re-read per tile).
+# `fwd.row.r1.w16` at H 6144: 5 barriers, 5 STS, 5 LDS. Read through a pointer tile of the rows'
+# shape instead ([1, BLOCK_H] broadcast to [ROWS, BLOCK_H]; with ROWS > 1 a [1, BLOCK_H] tile alone
+# still converted), the weight is loaded straight in the rows' layout (two 128-bit loads per 8
+# values): 1 barrier (the row sum's), no convert. The cost: with ROWS > 1 each row holds its own copy
+# of the weight in registers (`p8x.r2.w4.pf` at H 4096: more registers; compile_check reports them). Liger, whose 1-D kernel has one layout for both, ran the
+# forward at T <= 256 with an FP32 weight 0.3-0.5 us faster than our best (round 11, H 4096-8192).
+# The weight's read is issued beside the rows' (as `.wx`), and the arithmetic is the same, bit for bit.
+
+
+@triton.jit
+def _finish_tile_weight_tile(x, u, x_b, u_b, rows, W, Y, RSTD, HNEW, n_rows, H, H_f, eps,
+                             cols, cmask, cols_b, cmask_b,
+                             HAS_RES: tl.constexpr, EXACT: tl.constexpr, BLOCK_B: tl.constexpr):
+    """Normalise one tile whose rows' reads are in flight; the weight is read as a tile of the rows'
+    shape (each row's copy an L1 hit), which is what lets it load in the rows' layout when ROWS > 1."""
+    w = tl.load(tl.broadcast_to(W + cols[None, :], x.shape), mask=cmask[None, :], other=0.0).to(tl.float32)
+    if BLOCK_B > 0:
+        w_b = tl.load(tl.broadcast_to(W + cols_b[None, :], x_b.shape), mask=cmask_b[None, :], other=0.0).to(tl.float32)
+    rmask = rows < n_rows
+    mask = rmask[:, None] & cmask[None, :]
+    out = rows[:, None] * H + cols[None, :]
+    x = _add_residual(x, u, HNEW, out, mask, HAS_RES, EXACT)
+    if BLOCK_B > 0:
+        mask_b = rmask[:, None] & cmask_b[None, :]
+        out_b = rows[:, None] * H + cols_b[None, :]
+        x_b = _add_residual(x_b, u_b, HNEW, out_b, mask_b, HAS_RES, EXACT)
+        rstd = rstd_of_sumsq(tl.sum(x * x, axis=1) + tl.sum(x_b * x_b, axis=1), H_f, eps)
+        tl.store(Y + out_b, to_bf16((x_b * rstd[:, None]) * w_b, EXACT), mask=mask_b)
+    else:
+        rstd = rstd_of(x, H_f, eps)
+    tl.store(Y + out, to_bf16((x * rstd[:, None]) * w, EXACT), mask=mask)
+    tl.store(RSTD + rows, rstd, mask=rmask)
+
+
+@triton.jit
+def _fwd_weight_tile_body(
+    X, RES, W, Y, RSTD, HNEW, n_rows, NH, H, H_f, eps, sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
+    BLOCK_B: tl.constexpr, PREFETCH: tl.constexpr,
+):
+    """The `.wt` forward: row blocks or a persistent grid, the next tile prefetched if PREFETCH."""
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    cols_b = BLOCK_H + tl.arange(0, max(BLOCK_B, 1))
+    cmask_b = cols_b < H
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    if PREFETCH:
+        first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+        x_n, u_n = _load_rows(X, RES, first, n_rows, NH, sxt, sxh, srt, srh, cols, cmask, HAS_RES)
+        x_nb, u_nb = x_n, u_n
+        if BLOCK_B > 0:
+            x_nb, u_nb = _load_rows(X, RES, first, n_rows, NH, sxt, sxh, srt, srh, cols_b, cmask_b, HAS_RES)
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        if PREFETCH:
+            x, u, x_b, u_b = x_n, u_n, x_nb, u_nb
+            x_n, u_n = _load_rows(X, RES, rows + nprog * ROWS, n_rows, NH, sxt, sxh, srt, srh, cols, cmask, HAS_RES)
+            if BLOCK_B > 0:
+                x_nb, u_nb = _load_rows(X, RES, rows + nprog * ROWS, n_rows, NH, sxt, sxh, srt, srh, cols_b, cmask_b,
+                                        HAS_RES)
+        else:
+            x, u = _load_rows(X, RES, rows, n_rows, NH, sxt, sxh, srt, srh, cols, cmask, HAS_RES)
+            x_b, u_b = x, u  # no second tile (BLOCK_B = 0): unused
+            if BLOCK_B > 0:
+                x_b, u_b = _load_rows(X, RES, rows, n_rows, NH, sxt, sxh, srt, srh, cols_b, cmask_b, HAS_RES)
+        _finish_tile_weight_tile(x, u, x_b, u_b, rows, W, Y, RSTD, HNEW, n_rows, H, H_f, eps,
+                                 cols, cmask, cols_b, cmask_b, HAS_RES, EXACT, BLOCK_B)
+
+
+@triton.jit
+def rmsnorm_fwd_weight_tile_kernel(
+    X, RES, W, Y, RSTD, HNEW,
+    n_rows, NH, H, H_f, eps,
+    sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
+    BLOCK_B: tl.constexpr = 0,
+):
+    """`rmsnorm_fwd_weight_beside_kernel` with the weight read as a row tile (see above)."""
+    _fwd_weight_tile_body(X, RES, W, Y, RSTD, HNEW, n_rows, NH, H, H_f, eps, sxt, sxh, srt, srh,
+                          BLOCK_H, ROWS, HAS_RES, EXACT, BLOCK_B, False)
+
+
+@triton.jit
+def rmsnorm_fwd_prefetch_weight_tile_kernel(
+    X, RES, W, Y, RSTD, HNEW,
+    n_rows, NH, H, H_f, eps,
+    sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
+    BLOCK_B: tl.constexpr = 0,
+):
+    """`rmsnorm_fwd_prefetch_weight_beside_kernel` with the weight read as a row tile (see above)."""
+    _fwd_weight_tile_body(X, RES, W, Y, RSTD, HNEW, n_rows, NH, H, H_f, eps, sxt, sxh, srt, srh,
+                          BLOCK_H, ROWS, HAS_RES, EXACT, BLOCK_B, True)

@@ -38,7 +38,7 @@ def register(sub) -> None:
     p.add_argument("--next-file", default=None, help="the solver's next-measurement file (solve --next-out)")
     p.add_argument("--forms", type=_csv(str, "--forms"), default=["plain", "residual", "heads_strided", "heads_contiguous"])
     p.add_argument("--w-dtypes", type=_csv(str, "--w-dtypes"), default=["bf16", "fp32"])
-    p.add_argument("--programs", type=_csv(str, "--programs"), default=None, help="program names (exact) or name prefixes, or 'routed' (per unit, the forward and backward the shipped table runs there; default: every registered Triton program)")
+    p.add_argument("--programs", type=_csv(str, "--programs"), default=None, help="program names (exact) or name prefixes, or 'routed' (per unit, the forward and backward the shipped table runs there), or 'routed' with names (the routed pair per unit plus the named programs everywhere); default: every registered Triton program")
     p.add_argument("--step-fwd", default="routed",
                    help="forward of this package's 2xfwd+bwd steps: 'routed' (the shipped table's, per key and T) or a forward program name")
     p.add_argument("--peers", type=_csv(str, "--peers"), default=None, help="peer names, or 'none' (default: all)")
@@ -97,10 +97,12 @@ def cmd_measure(args) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from None
     programs = [p.name for p in registry.all_programs() if p.launch.grid != "reference" and (p.op in args.ops or (p.op == "bwd" and "2xfwd+bwd" in args.ops))]
-    routed_only = args.programs == ["routed"]
-    if args.programs and not routed_only:
+    routed_only = bool(args.programs) and "routed" in args.programs
+    named = [w for w in args.programs or [] if w != "routed"]
+    also: list[str] = []
+    if named:
         try:
-            programs = campaign.select_programs(programs, args.programs)
+            programs_named = campaign.select_programs(programs, named)
         except ValueError as exc:
             # A registered program that --ops leaves out is not a typo: say which op would time it.
             left_out = [w for w in args.programs if any(n.startswith(w) for n in registry.names())
@@ -110,6 +112,10 @@ def cmd_measure(args) -> int:
                                "(forward programs need --ops fwd; a 2xfwd+bwd step runs the backward named here "
                                "with the forward --step-fwd names)") from None
             raise CliError(f"--programs: {exc}; see cake_kernels.registry.names()") from None
+        if routed_only:
+            also = programs_named  # measured at every unit, beside the routed pair
+        else:
+            programs = programs_named
     if args.peers is None:
         peers = list(impls.PEERS)
     elif args.peers == ["none"]:
@@ -132,7 +138,7 @@ def cmd_measure(args) -> int:
     if routed_only:
         if not (routes_dir() / f"{arch}.json").exists():
             raise CliError(f"--programs routed: no route table ships for {arch}; name programs instead")
-        wanted = {n for u in units for n in campaign.routed_programs(arch, u)}
+        wanted = {n for u in units for n in campaign.routed_programs(arch, u)} | set(also)
         programs = [n for n in programs if n in wanted]
     deadline = time.time() + 60 * args.budget_minutes if args.budget_minutes else None
     plan = campaign.Plan(
@@ -142,6 +148,7 @@ def cmd_measure(args) -> int:
         accuracy_max_T=args.accuracy_max_T, large_T_inputs=args.large_T_inputs,
         seconds_per_unit=args.seconds_per_unit, deadline=deadline,
         parallel=bool(args.gpus and len(args.gpus) > 1), fwd_for_step=args.step_fwd, routed_only=routed_only,
+        also=also,
     )
     con = console(stderr=True)
     con.print(f"measure: {len(units)} workloads x {plan.sessions} sessions, {len(programs)} programs, {len(peers)} peers, arch {arch}")

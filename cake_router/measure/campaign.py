@@ -63,6 +63,8 @@ class Plan:
     # unit's key and T, what a training step runs) or a registered forward program's name.
     fwd_for_step: str = "routed"
     routed_only: bool = False  # each unit measures only the programs the shipped table routes there
+    # With `routed_only`: programs measured at every unit besides the routed ones (`--programs routed,NAMES`).
+    also: list[str] = field(default_factory=list)
     parallel: bool = False  # sessions on several GPUs at once (accuracy spread over them)
 
 
@@ -102,6 +104,16 @@ def routed_programs(arch: str, unit: "Unit") -> list[str]:
 
     table = dispatch.table_for(arch)
     return [dispatch.route(table, arch, op, unit.H, unit.w_dtype, unit.form, "det", unit.T, warn=False) for op in ("fwd", "bwd")]
+
+
+def unit_programs(doc: dict, unit: "Unit") -> list[str]:
+    """The programs a session measures at `unit` under plan `doc` (a Plan as JSON): all of the plan's
+    programs, or with `routed_only` the shipped table's pair there plus the plan's `also` programs."""
+    names = doc["programs"]
+    if not doc.get("routed_only"):
+        return list(names)
+    also = doc.get("also", [])
+    return [n for n in routed_programs(doc["arch"], unit) if n in names and n not in also] + list(also)
 
 
 def parse_T(spec: str, next_file: str | None = None) -> list[int]:

@@ -43,10 +43,7 @@ def _time_unit(doc, unit, s, session, base, failures, device):
     shared = impls.SharedOutputs.for_inputs(inp)
     step_fwd = campaign.step_forward(doc.get("fwd_for_step", "routed"), doc["arch"], unit.H, unit.form, unit.w_dtype, unit.T)
     preps = []
-    names = doc["programs"]
-    if doc.get("routed_only"):
-        names = [n for n in campaign.routed_programs(doc["arch"], unit) if n in names]
-    for name in names:
+    for name in campaign.unit_programs(doc, unit):
         prog = registry.get(name)
         if not prog.supports(unit.H, unit.form, unit.w_dtype):
             continue

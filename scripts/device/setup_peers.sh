@@ -16,6 +16,7 @@ mkdir -p "$SITE" /tmp/wheels
 [ -d .whlA ] && cp .whlA/* /tmp/wheels/ 2>/dev/null
 [ -d .whlB ] && cp .whlB/* /tmp/wheels/ 2>/dev/null
 [ -d .whlL ] && cp .whlL/* /tmp/wheels/ 2>/dev/null
+[ -d .whlG ] && cp .whlG/* /tmp/wheels/ 2>/dev/null  # Liger alone (a round without QuACK)
 CU13=/tmp/wheels/nvidia_cutlass_dsl_libs_cu13-4.8.1-cp312-cp312-manylinux_2_28_x86_64.whl
 if [ ! -f "$CU13" ] && [ -f /tmp/wheels/cu13.part.aa ] && [ -f /tmp/wheels/cu13.part.ab ]; then
   cat /tmp/wheels/cu13.part.aa /tmp/wheels/cu13.part.ab > "$CU13"

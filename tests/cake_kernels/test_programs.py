@@ -59,6 +59,7 @@ def test_registry_contract():
         assert (lp.loads == "tma") == (parts[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
         assert lp.split_h == ("sp" in parts), p.name
         assert (lp.weight_load == "beside_rows") == (parts[-1] == "wx"), p.name
+        assert (lp.weight_load == "row_tile") == (parts[-1] == "wt"), p.name
         assert (lp.weight_cast == "fp32") == (parts[-1] == "wc"), p.name
         assert (lp.products == "split_rstd") == ("xs" in parts), p.name
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
@@ -76,7 +77,7 @@ def test_split_row_programs(name):
     assert prog.launch.tiles_for(4096) == (4096, 0)
     w = prog.w_dtypes[0]
     assert not prog.supports(4096, "plain", w) and prog.supports(6144, "plain", w)
-    twin = name.replace(".sp", "").removesuffix(".wx").removesuffix(".wc")  # bitwise their bases (tests below)
+    twin = name.replace(".sp", "").removesuffix(".wx").removesuffix(".wt").removesuffix(".wc")  # bitwise their bases (tests below)
     if twin not in registry.names():
         twin = twin.removesuffix(".xs")  # no unsplit split-rstd twin: the unsplit program with mul.rn products
     shapes = ((3, 5), (7, 2), (1000, 3), (1536, 17), (5120, 2)) if prog.op == "fwd" else ((3, 70), (1000, 9), (1536, 33))
@@ -100,17 +101,17 @@ def test_split_row_programs(name):
                     torch.testing.assert_close(dw, dw2, rtol=1e-5, atol=1e-5)
 
 
-WEIGHT_BESIDE_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_load == "beside_rows"]
+WEIGHT_READ_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_load != "hoisted"]
 
 
-@pytest.mark.parametrize("name", WEIGHT_BESIDE_PROGRAMS)
-def test_weight_beside_programs_are_bitwise_their_base(name, monkeypatch):
-    """`.wx` programs move the weight's read, not the arithmetic: y, rstd and h_new equal the base
-    program's bit for bit, with either weight, several tiles per persistent program (a small grid)
-    and a residual, also for split rows."""
-    base = name.removesuffix(".wx")
+@pytest.mark.parametrize("name", WEIGHT_READ_PROGRAMS)
+def test_weight_read_programs_are_bitwise_their_base(name, monkeypatch):
+    """`.wx` and `.wt` programs move the weight's read, not the arithmetic: y, rstd and h_new equal
+    the base program's bit for bit, with either weight, several tiles per persistent program (a
+    small grid) and a residual, also for split rows."""
+    base = name.removesuffix(".wx").removesuffix(".wt")
     prog = registry.get(name)
-    assert prog.launch.weight_load == "beside_rows" and registry.get(base).launch.weight_load == "hoisted"
+    assert prog.launch.weight_load != "hoisted" and registry.get(base).launch.weight_load == "hoisted"
     assert runner.forward_kernel(prog) is not runner.forward_kernel(registry.get(base))
     monkeypatch.setattr(runner, "sm_count", lambda device: 1)  # 2-8 programs: several tiles each
     H_T = ((5120, 9), (1536, 5)) if prog.launch.split_h else ((256, 37), (1000, 11), (7, 3))

@@ -300,5 +300,13 @@ def test_steps_run_the_routed_forward_and_routed_selection_follows_the_table():
         seen.add(fwd)
     assert len(seen) > 3  # the forward does change with the key and T, so a fixed one would misstate steps
     assert campaign.step_forward("fwd.row.r1.w8", "sm_90a", 512, "plain", "bf16", 1) == "fwd.row.r1.w8"
+    # `--programs routed,NAMES`: the routed pair of each unit plus the named programs at every unit.
+    u = campaign.plan_units([6144], ["plain"], ["fp32"], [256])[0]
+    pair = campaign.routed_programs("sm_90a", u)
+    doc = {"arch": "sm_90a", "programs": pair + ["fwd.row.r1.w8.wt"], "routed_only": True, "also": ["fwd.row.r1.w8.wt"]}
+    assert campaign.unit_programs(doc, u) == pair + ["fwd.row.r1.w8.wt"]
+    other = campaign.plan_units([512], ["plain"], ["fp32"], [256])[0]
+    assert campaign.unit_programs(doc, other) == [n for n in campaign.routed_programs("sm_90a", other) if n in pair] + ["fwd.row.r1.w8.wt"]
+    assert campaign.unit_programs({**doc, "routed_only": False}, other) == doc["programs"]
     # No table for an arch: the runtime's fallback, as dispatch would run.
     assert campaign.step_forward("routed", "sm_75", 512, "plain", "bf16", 1) == dispatch.FALLBACK["fwd"]
