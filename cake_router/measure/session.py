@@ -43,7 +43,8 @@ def _time_unit(doc, unit, s, session, base, failures, device):
     shared = impls.SharedOutputs.for_inputs(inp)
     step_fwd = campaign.step_forward(doc.get("fwd_for_step", "routed"), doc["arch"], unit.H, unit.form, unit.w_dtype, unit.T)
     preps = []
-    for name in campaign.unit_programs(doc, unit):
+    names = campaign.unit_programs(doc, unit)
+    for name in names:
         prog = registry.get(name)
         if not prog.supports(unit.H, unit.form, unit.w_dtype):
             continue
