@@ -85,7 +85,7 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
     from cake_kernels.programs import backward as bk
 
     if program.op == "fwd":
-        meta, warps = runner.forward_meta(program, H, residual, exact=True)
+        meta, warps = runner.forward_launch_meta(program, H, residual, exact=True)
         return [(runner.forward_kernel(program), _fwd_signature(w), meta, warps)]
     meta, warps = runner.backward_meta(program, H, residual, exact=True)
     if program.launch.weight_cast == "fp32":

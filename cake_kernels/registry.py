@@ -49,6 +49,10 @@ class LaunchPolicy:
     DRAM reads overlap at small T; names end `.wx`; programs/forward.py says why), or `row_tile`
     (as `beside_rows`, read through a [1, BLOCK_H] pointer tile so the loaded weight is already in
     the rows' layout: no shared-memory layout conversion for an FP32 weight; names end `.wt`).
+    chunk: a forward program that streams each row in chunks of `chunk` columns over two passes
+    (`.c{chunk}`): sums of squares into a [rows, chunk] FP32 accumulator, then the rows re-read
+    (L1/L2 hits) and normalised chunk by chunk; 0 holds the whole row in registers (programs/forward.py
+    `rmsnorm_fwd_looped_kernel` says why).
     weight_cast: `fp32` (names end `.wc`): a backward program given a BF16 weight casts it to FP32
     first (exact: every BF16 value is an FP32 value), into its workspace, so the kernel is the
     FP32-weight build. Why: Triton builds a different kernel per weight dtype, and on the H200 the
@@ -80,6 +84,7 @@ class LaunchPolicy:
     weight_load: str = "hoisted"
     weight_cast: str = "none"
     products: str = "eft"
+    chunk: int = 0
 
     def __post_init__(self) -> None:
         if self.fold_in not in ("registers", "workspace"):
@@ -94,6 +99,11 @@ class LaunchPolicy:
             raise ValueError(f"weight_cast: {self.weight_cast!r} is not one of ('none', 'fp32')")
         if self.products not in ("eft", "split_rstd"):
             raise ValueError(f"products: {self.products!r} is not one of ('eft', 'split_rstd')")
+        if self.chunk and (self.chunk < 16 or self.chunk & (self.chunk - 1)):
+            raise ValueError(f"chunk: {self.chunk!r} is not 0 or a power of two >= 16")
+        if self.chunk and (self.prefetch or self.split_h or self.weight_load != "hoisted"):
+            raise ValueError("chunk: a looped forward reads each chunk's weight in its second pass; it takes no "
+                             "prefetch, split_h or weight_load option")
 
     def tiles_for(self, H: int) -> tuple[int, int]:
         """(first tile, second tile) widths for rows of H columns; the second is 0 when unsplit."""
@@ -141,6 +151,8 @@ class Program:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
+        if self.launch.chunk and self.op != "fwd":
+            raise ValueError(f"program {self.name!r}: chunk (a looped forward) is a forward launch option")
         if self.launch.products != "eft" and (self.mode != 3 or self.single_launch or self.launch.loads != "pointer"):
             raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch compensated "
                              "program with pointer loads (mode 3, single_launch False, loads 'pointer')")
@@ -158,7 +170,7 @@ class Program:
     def fingerprint(self) -> str:
         launch = asdict(self.launch)
         for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none"),
-                             ("products", "eft")):
+                             ("products", "eft"), ("chunk", 0)):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -249,6 +261,23 @@ def _catalog() -> list[Program]:
                  "persist.p8x.r1.w4.pf.sp", "row.r8.w4", "row.r4.w4", "row.r4.w2", "row.r2.w1"):
         progs.append(_twin(by_name[f"fwd.{base}"], "wt", "the weight read beside the rows as a [1, H] tile in the rows' "
                            "layout (no shared-memory layout conversion)", weight_load="row_tile"))
+    # Looped forwards (`.c{chunk}`, programs/forward.py `rmsnorm_fwd_looped_kernel`): the shape of the
+    # kernel torch.compile generates for this forward (round 13a's TORCH_LOGS=output_code on the H200:
+    # two passes over chunks of the row, the second re-reading it from cache), which ran 5-15 % faster
+    # than our register-held rows at T 16-256 and 6-9 % at T >= 65536 with an FP32 weight at H 6144
+    # and 8192 (round 12a). r2.w16.c2048 and r1.w16.c8192 are its configurations (XBLOCK, R0_BLOCK,
+    # 16 warps) at H 2048 and H 4096-8192, r8.w4.c512 at H 512; the rest vary the chunk and warps.
+    for grid, ppsm, rows, warps, chunk in (("row_blocks", 0, 1, 16, 2048), ("row_blocks", 0, 2, 16, 2048),
+                                           ("row_blocks", 0, 1, 16, 8192), ("row_blocks", 0, 1, 16, 4096),
+                                           ("row_blocks", 0, 1, 8, 2048), ("row_blocks", 0, 1, 8, 1024),
+                                           ("row_blocks", 0, 8, 4, 512), ("row_blocks", 0, 4, 8, 1024),
+                                           ("persistent", 2, 1, 16, 2048), ("persistent", 4, 1, 8, 2048)):
+        base = f"fwd.row.r{rows}.w{warps}" if grid == "row_blocks" else f"fwd.persist.p{ppsm}x.r{rows}.w{warps}"
+        progs.append(Program(
+            f"{base}.c{chunk}", "fwd", "row" if grid == "row_blocks" else "persistent", True,
+            LaunchPolicy(grid, rows=rows, warps=warps, programs_per_sm=ppsm, chunk=chunk),
+            f"as {base} (exactly {warps} warps), the row streamed in {chunk}-column chunks over two passes "
+            "(sums of squares, then re-read and normalised)", fwd_mod))
     for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         progs.append(Program(

@@ -200,7 +200,7 @@ def forward(
     h_new = _out("h_out", h_out, x.shape, torch.bfloat16, x.device) if residual is not None else None
     if xr.rows == 0:
         return y, rstd, h_new
-    meta, warps = forward_meta(program, H, residual is not None)
+    meta, warps = forward_launch_meta(program, H, residual is not None)
     grid = (_grid_programs(program, xr.rows, x.device),)
     kernel = forward_kernel(program)
     kernel[grid](
@@ -370,6 +370,8 @@ def forward_kernel(program: Program):
     from cake_kernels.programs import forward as fw
 
     lp = program.launch
+    if lp.chunk:
+        return fw.rmsnorm_fwd_looped_kernel
     if lp.weight_load == "beside_rows":
         return fw.rmsnorm_fwd_prefetch_weight_beside_kernel if lp.prefetch else fw.rmsnorm_fwd_weight_beside_kernel
     if lp.weight_load == "row_tile":
@@ -385,6 +387,22 @@ def forward_meta(program: Program, H: int, has_residual: bool, exact: bool | Non
     exact = _exact_products() if exact is None else exact
     return (dict(BLOCK_H=block_h, ROWS=lp.rows, HAS_RES=has_residual, EXACT=exact, BLOCK_B=block_b),
             lp.warps_for(block_h + block_b))
+
+
+def looped_forward_meta(program: Program, H: int, has_residual: bool, exact: bool | None = None) -> tuple[dict, int]:
+    """`forward_meta` of a looped (`chunk`) forward: the chunk (at most next_pow2(H)) and exactly the
+    policy's warps (a chunk bounds what a thread holds, so no warps are added for wide rows)."""
+    lp = program.launch
+    exact = _exact_products() if exact is None else exact
+    return (dict(CHUNK=min(lp.chunk, 1 << max(H - 1, 0).bit_length()), ROWS=lp.rows, HAS_RES=has_residual, EXACT=exact),
+            lp.warps)
+
+
+def forward_launch_meta(program: Program, H: int, has_residual: bool, exact: bool | None = None) -> tuple[dict, int]:
+    """The compile-time arguments and warps `forward` launches `program` with at rows of H columns."""
+    if program.launch.chunk:
+        return looped_forward_meta(program, H, has_residual, exact)
+    return forward_meta(program, H, has_residual, exact)
 
 
 def backward_meta(program: Program, H: int, has_gres: bool, exact: bool | None = None) -> tuple[dict, int]:

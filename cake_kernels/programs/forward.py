@@ -353,3 +353,69 @@ def rmsnorm_fwd_prefetch_weight_tile_kernel(
     """`rmsnorm_fwd_prefetch_weight_beside_kernel` with the weight read as a row tile (see above)."""
     _fwd_weight_tile_body(X, RES, W, Y, RSTD, HNEW, n_rows, NH, H, H_f, eps, sxt, sxh, srt, srh,
                           BLOCK_H, ROWS, HAS_RES, EXACT, BLOCK_B, True)
+
+
+# --------------------------------------------------------------------------------------------
+# Looped forward (`chunk` in the launch policy, names ending `.c{chunk}`).
+#
+# Why: the forward torch.compile generates (round 13a, TORCH_LOGS=output_code on the H200, torch 2.11)
+# does not hold the row in registers. It streams the row in R0_BLOCK-column chunks twice: pass 1
+# accumulates x*x into a [XBLOCK, R0_BLOCK] FP32 tile (no cross-thread sum until the end, one barrier
+# per row), pass 2 re-reads x (evict_first: its lines are dead after this) and the weight
+# (evict_last: every row reads it) and writes y. Each thread holds a few values (30-32 registers
+# against our 56-97 at T 256), and in the harness it ran 5-15 % faster than our programs at T 16-256
+# and 6-9 % at T >= 65536 with an FP32 weight at H 6144 and 8192 (round 12a). Under ncu, which
+# flushes every cache before each kernel, ours ran faster (H 6144 FP32 T 256: 4.22 against 4.32 us),
+# so the gain is not in the kernels' critical paths alone: measured, not assumed.
+# Pass 1 uses evict_last on x so that pass 2 finds it in L2 (a chunk is re-read after the whole row's
+# pass 1, so L1 may have lost it at wide rows). The sum order (chunk-wise elementwise, then the tile
+# sum) differs from the register-held programs: rstd within its contract, not bitwise their rstd.
+# With a residual, pass 2 re-reads x and the residual and recomputes h_new = BF16(x + residual): the
+# same bits as pass 1 stored, without reading back a store from another thread.
+
+
+@triton.jit
+def rmsnorm_fwd_looped_kernel(
+    X, RES, W, Y, RSTD, HNEW,
+    n_rows, NH, H, H_f, eps,
+    sxt, sxh, srt, srh,
+    CHUNK: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
+):
+    """The forward over row blocks (or a persistent grid) in two passes over CHUNK-column chunks."""
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    base = tl.arange(0, CHUNK)
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        xo = row_offsets(rows, NH, sxt, sxh)[:, None]
+        ro = xo
+        if HAS_RES:
+            ro = row_offsets(rows, NH, srt, srh)[:, None]
+        oo = rows[:, None] * H
+        acc = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+        for c0 in range(0, H, CHUNK):
+            cols = c0 + base
+            mask = rmask[:, None] & (cols < H)[None, :]
+            x = tl.load(X + xo + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            if HAS_RES:
+                u = tl.load(RES + ro + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
+                h = to_bf16(x + u.to(tl.float32), EXACT)
+                tl.store(HNEW + oo + cols[None, :], h, mask=mask)
+                x = h.to(tl.float32)
+            acc += x * x
+        rstd = rstd_of_sumsq(tl.sum(acc, axis=1), H_f, eps)
+        tl.store(RSTD + rows, rstd, mask=rmask)
+        for c0 in range(0, H, CHUNK):
+            cols = c0 + base
+            cmask = cols < H
+            mask = rmask[:, None] & cmask[None, :]
+            x = tl.load(X + xo + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+            if HAS_RES:
+                u = tl.load(RES + ro + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+                x = to_bf16(x + u.to(tl.float32), EXACT).to(tl.float32)
+            # The weight as a tile of the rows' shape: loaded in their layout (see `.wt` above).
+            w = tl.load(tl.broadcast_to(W + cols[None, :], [ROWS, CHUNK]), mask=cmask[None, :], other=0.0,
+                        eviction_policy="evict_last").to(tl.float32)
+            tl.store(Y + oo + cols[None, :], to_bf16((x * rstd[:, None]) * w, EXACT), mask=mask)

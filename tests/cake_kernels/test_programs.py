@@ -62,6 +62,7 @@ def test_registry_contract():
         assert (lp.weight_load == "row_tile") == (parts[-1] == "wt"), p.name
         assert (lp.weight_cast == "fp32") == (parts[-1] == "wc"), p.name
         assert (lp.products == "split_rstd") == ("xs" in parts), p.name
+        assert (lp.chunk > 0) == (parts[-1] == f"c{lp.chunk}"), p.name
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
 
@@ -122,6 +123,38 @@ def test_weight_read_programs_are_bitwise_their_base(name, monkeypatch):
             y2, rstd2, h2 = runner.forward(base, inp.x, inp.w, 1e-6, inp.residual)
             assert torch.equal(y, y2) and torch.equal(rstd, rstd2), (H, T, form)
             assert (h is None and h2 is None) or torch.equal(h, h2)
+
+
+LOOPED_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.chunk]
+
+
+@pytest.mark.parametrize("name", LOOPED_PROGRAMS)
+def test_looped_forward_programs(name, monkeypatch):
+    """`.c{chunk}` forwards stream the row in chunks over two passes: rows of several chunks with a
+    masked last one, and rows narrower than a chunk, against FP64 (poisoned outputs) in every form,
+    with several row blocks per persistent program; y and rstd as the register-held program's up to
+    the sum order, h_new bit for bit."""
+    prog = registry.get(name)
+    chunk = prog.launch.chunk
+    assert runner.forward_kernel(prog).fn.__name__ == "rmsnorm_fwd_looped_kernel"
+    assert runner.forward_launch_meta(prog, 100, False, exact=True)[0]["CHUNK"] == 128  # at most next_pow2(H)
+    monkeypatch.setattr(runner, "sm_count", lambda device: 1)
+    shapes = [(min(2 * chunk, registry.H_MAX) + 37 if chunk < 8192 else chunk + 37, 3), (256, 9), (7, 5)]
+    for i, (H, T) in enumerate(shapes):
+        for form in ("plain", "residual", "heads_strided") if H == 256 else ("plain", "residual"):
+            inp = inputs("outlier_rows", T, H, ("fp32", "bf16")[i % 2] if H % 2 == 0 else "bf16", form=form, seed=H + T)
+            y, rstd, h = run_forward_checked(prog, inp)
+            y2, rstd2, h2 = runner.forward("fwd.row.r1.w8", inp.x, inp.w, 1e-6, inp.residual)
+            torch.testing.assert_close(rstd, rstd2, rtol=2e-6, atol=0)
+            torch.testing.assert_close(y.float(), y2.float(), rtol=1e-2, atol=0)
+            assert (h is None and h2 is None) or torch.equal(h, h2)
+
+
+def test_looped_launch_policy_is_validated():
+    with pytest.raises(ValueError, match="chunk"):
+        registry.LaunchPolicy("row_blocks", chunk=1000)
+    with pytest.raises(ValueError, match="chunk"):
+        registry.LaunchPolicy("persistent", programs_per_sm=2, chunk=1024, prefetch=True)
 
 
 WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_cast == "fp32"]
