@@ -99,6 +99,8 @@ def program_fingerprint(program, launch_json: str) -> str:
             from cake_kernels import runner
 
             h.update(inspect.getsource(runner.looped_forward_meta).encode())
+            if program.launch.static_h:
+                h.update(inspect.getsource(runner.static_looped_forward_meta).encode())
     else:
         from cake_kernels import reference
 

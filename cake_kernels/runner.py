@@ -371,7 +371,7 @@ def forward_kernel(program: Program):
 
     lp = program.launch
     if lp.chunk:
-        return fw.rmsnorm_fwd_looped_kernel
+        return fw.rmsnorm_fwd_looped_static_kernel if lp.static_h else fw.rmsnorm_fwd_looped_kernel
     if lp.weight_load == "beside_rows":
         return fw.rmsnorm_fwd_prefetch_weight_beside_kernel if lp.prefetch else fw.rmsnorm_fwd_weight_beside_kernel
     if lp.weight_load == "row_tile":
@@ -398,8 +398,16 @@ def looped_forward_meta(program: Program, H: int, has_residual: bool, exact: boo
             lp.warps)
 
 
+def static_looped_forward_meta(program: Program, H: int, has_residual: bool, exact: bool | None = None) -> tuple[dict, int]:
+    """`looped_forward_meta` of a `.hs` program: H itself is a compile-time argument (one build per H)."""
+    meta, warps = looped_forward_meta(program, H, has_residual, exact)
+    return dict(meta, H_C=H, ROW_GRID=program.launch.grid == "row_blocks"), warps
+
+
 def forward_launch_meta(program: Program, H: int, has_residual: bool, exact: bool | None = None) -> tuple[dict, int]:
     """The compile-time arguments and warps `forward` launches `program` with at rows of H columns."""
+    if program.launch.static_h:
+        return static_looped_forward_meta(program, H, has_residual, exact)
     if program.launch.chunk:
         return looped_forward_meta(program, H, has_residual, exact)
     return forward_meta(program, H, has_residual, exact)

@@ -419,3 +419,87 @@ def rmsnorm_fwd_looped_kernel(
             w = tl.load(tl.broadcast_to(W + cols[None, :], [ROWS, CHUNK]), mask=cmask[None, :], other=0.0,
                         eviction_policy="evict_last").to(tl.float32)
             tl.store(Y + oo + cols[None, :], to_bf16((x * rstd[:, None]) * w, EXACT), mask=mask)
+
+
+# H as a compile-time constant (`static_h`, names ending `.hs`): `rmsnorm_fwd_looped_kernel` with the
+# chunk loops unrolled over H_C columns and, with one row per tile (the grid never gives a program a
+# row past the end) and H_C a multiple of the chunk, every load and store unmasked. compile_check for
+# sm_90a (H 8192, FP32 weight, CHUNK 2048, 16 warps): torch.compile's kernel, which has H and T as
+# constants, is 256 SASS instructions; `rmsnorm_fwd_looped_kernel` 712 (93 IMAD, 37 ISETP, 36 BRA
+# against 8, 1, 6): the loop control and masks of runtime bounds. One build per H, as the op already
+# builds one per weight dtype and residual.
+
+
+@triton.jit
+def _looped_static_tile(X, RES, W, Y, RSTD, HNEW, blk, n_rows, NH, H_f, eps, sxt, sxh, srt, srh,
+                        CHUNK: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
+                        H_C: tl.constexpr):
+    """One tile of ROWS rows of exactly H_C columns, in two passes over CHUNK-column chunks."""
+    base = tl.arange(0, CHUNK)
+    rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+    rmask = rows < n_rows
+    xo = row_offsets(rows, NH, sxt, sxh)[:, None]
+    ro = xo
+    if HAS_RES:
+        ro = row_offsets(rows, NH, srt, srh)[:, None]
+    oo = rows[:, None] * H_C
+    acc = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+    for c0 in tl.static_range(0, H_C, CHUNK):
+        cols = c0 + base
+        if ROWS == 1 and H_C % CHUNK == 0:
+            x = tl.load(X + xo + cols[None, :], eviction_policy="evict_last").to(tl.float32)
+            if HAS_RES:
+                u = tl.load(RES + ro + cols[None, :], eviction_policy="evict_last")
+                h = to_bf16(x + u.to(tl.float32), EXACT)
+                tl.store(HNEW + oo + cols[None, :], h)
+                x = h.to(tl.float32)
+        else:
+            mask = rmask[:, None] & (cols < H_C)[None, :]
+            x = tl.load(X + xo + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            if HAS_RES:
+                u = tl.load(RES + ro + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
+                h = to_bf16(x + u.to(tl.float32), EXACT)
+                tl.store(HNEW + oo + cols[None, :], h, mask=mask)
+                x = h.to(tl.float32)
+        acc += x * x
+    rstd = rstd_of_sumsq(tl.sum(acc, axis=1), H_f, eps)
+    tl.store(RSTD + rows, rstd, mask=rmask)
+    for c0 in tl.static_range(0, H_C, CHUNK):
+        cols = c0 + base
+        if ROWS == 1 and H_C % CHUNK == 0:
+            x = tl.load(X + xo + cols[None, :], eviction_policy="evict_first").to(tl.float32)
+            if HAS_RES:
+                u = tl.load(RES + ro + cols[None, :], eviction_policy="evict_first")
+                x = to_bf16(x + u.to(tl.float32), EXACT).to(tl.float32)
+            w = tl.load(tl.broadcast_to(W + cols[None, :], [ROWS, CHUNK]), eviction_policy="evict_last").to(tl.float32)
+            tl.store(Y + oo + cols[None, :], to_bf16((x * rstd[:, None]) * w, EXACT))
+        else:
+            cmask = cols < H_C
+            mask = rmask[:, None] & cmask[None, :]
+            x = tl.load(X + xo + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+            if HAS_RES:
+                u = tl.load(RES + ro + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+                x = to_bf16(x + u.to(tl.float32), EXACT).to(tl.float32)
+            w = tl.load(tl.broadcast_to(W + cols[None, :], [ROWS, CHUNK]), mask=cmask[None, :], other=0.0,
+                        eviction_policy="evict_last").to(tl.float32)
+            tl.store(Y + oo + cols[None, :], to_bf16((x * rstd[:, None]) * w, EXACT), mask=mask)
+
+
+@triton.jit
+def rmsnorm_fwd_looped_static_kernel(
+    X, RES, W, Y, RSTD, HNEW,
+    n_rows, NH, H, H_f, eps,
+    sxt, sxh, srt, srh,
+    CHUNK: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr, H_C: tl.constexpr,
+    ROW_GRID: tl.constexpr,
+):
+    """`rmsnorm_fwd_looped_kernel` compiled for rows of exactly H_C columns (H == H_C at launch); with
+    ROW_GRID (one program per row block) no loop over blocks."""
+    pid = tl.program_id(0)
+    if ROW_GRID:
+        _looped_static_tile(X, RES, W, Y, RSTD, HNEW, pid, n_rows, NH, H_f, eps, sxt, sxh, srt, srh,
+                            CHUNK, ROWS, HAS_RES, EXACT, H_C)
+    else:
+        for blk in range(pid, tl.cdiv(n_rows, ROWS), tl.num_programs(0)):
+            _looped_static_tile(X, RES, W, Y, RSTD, HNEW, blk, n_rows, NH, H_f, eps, sxt, sxh, srt, srh,
+                                CHUNK, ROWS, HAS_RES, EXACT, H_C)

@@ -62,7 +62,8 @@ def test_registry_contract():
         assert (lp.weight_load == "row_tile") == (parts[-1] == "wt"), p.name
         assert (lp.weight_cast == "fp32") == (parts[-1] == "wc"), p.name
         assert (lp.products == "split_rstd") == ("xs" in parts), p.name
-        assert (lp.chunk > 0) == (parts[-1] == f"c{lp.chunk}"), p.name
+        assert (lp.chunk > 0) == (f"c{lp.chunk}" in parts) and (lp.chunk > 0) <= (parts[-1] in (f"c{lp.chunk}", "hs")), p.name
+        assert lp.static_h == (parts[-1] == "hs"), p.name
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
 
@@ -136,10 +137,15 @@ def test_looped_forward_programs(name, monkeypatch):
     the sum order, h_new bit for bit."""
     prog = registry.get(name)
     chunk = prog.launch.chunk
-    assert runner.forward_kernel(prog).fn.__name__ == "rmsnorm_fwd_looped_kernel"
-    assert runner.forward_launch_meta(prog, 100, False, exact=True)[0]["CHUNK"] == 128  # at most next_pow2(H)
+    kernel = "rmsnorm_fwd_looped_static_kernel" if prog.launch.static_h else "rmsnorm_fwd_looped_kernel"
+    assert runner.forward_kernel(prog).fn.__name__ == kernel
+    meta = runner.forward_launch_meta(prog, 100, False, exact=True)[0]
+    assert meta["CHUNK"] == 128  # at most next_pow2(H)
+    assert meta.get("H_C") == (100 if prog.launch.static_h else None)
     monkeypatch.setattr(runner, "sm_count", lambda device: 1)
     shapes = [(min(2 * chunk, registry.H_MAX) + 37 if chunk < 8192 else chunk + 37, 3), (256, 9), (7, 5)]
+    if prog.launch.static_h:
+        shapes.append((2 * chunk if chunk < 8192 else chunk, 4))  # a multiple of the chunk: no masks
     for i, (H, T) in enumerate(shapes):
         for form in ("plain", "residual", "heads_strided") if H == 256 else ("plain", "residual"):
             inp = inputs("outlier_rows", T, H, ("fp32", "bf16")[i % 2] if H % 2 == 0 else "bf16", form=form, seed=H + T)
@@ -155,6 +161,8 @@ def test_looped_launch_policy_is_validated():
         registry.LaunchPolicy("row_blocks", chunk=1000)
     with pytest.raises(ValueError, match="chunk"):
         registry.LaunchPolicy("persistent", programs_per_sm=2, chunk=1024, prefetch=True)
+    with pytest.raises(ValueError, match="static_h"):
+        registry.LaunchPolicy("row_blocks", static_h=True)
 
 
 WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_cast == "fp32"]
