@@ -431,10 +431,30 @@ def rmsnorm_fwd_looped_kernel(
 
 
 @triton.jit
+def _chunk_load(ptrs, mask, MASKED: tl.constexpr, POLICY: tl.constexpr):
+    """A chunk's load, masked (masked-off lanes read 0) or, where every lane is in bounds, not."""
+    if MASKED:
+        return tl.load(ptrs, mask=mask, other=0.0, eviction_policy=POLICY)
+    else:
+        return tl.load(ptrs, eviction_policy=POLICY)
+
+
+@triton.jit
+def _chunk_store(ptrs, value, mask, MASKED: tl.constexpr):
+    if MASKED:
+        tl.store(ptrs, value, mask=mask)
+    else:
+        tl.store(ptrs, value)
+
+
+@triton.jit
 def _looped_static_tile(X, RES, W, Y, RSTD, HNEW, blk, n_rows, NH, H_f, eps, sxt, sxh, srt, srh,
                         CHUNK: tl.constexpr, ROWS: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr,
                         H_C: tl.constexpr):
-    """One tile of ROWS rows of exactly H_C columns, in two passes over CHUNK-column chunks."""
+    """One tile of ROWS rows of exactly H_C columns, in two passes over CHUNK-column chunks. With one
+    row per tile the row is always in bounds (the grid gives no program a block past the end), so
+    with H_C a multiple of CHUNK nothing is masked."""
+    MASKED: tl.constexpr = ROWS > 1 or H_C % CHUNK != 0
     base = tl.arange(0, CHUNK)
     rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
     rmask = rows < n_rows
@@ -446,43 +466,27 @@ def _looped_static_tile(X, RES, W, Y, RSTD, HNEW, blk, n_rows, NH, H_f, eps, sxt
     acc = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
     for c0 in tl.static_range(0, H_C, CHUNK):
         cols = c0 + base
-        if ROWS == 1 and H_C % CHUNK == 0:
-            x = tl.load(X + xo + cols[None, :], eviction_policy="evict_last").to(tl.float32)
-            if HAS_RES:
-                u = tl.load(RES + ro + cols[None, :], eviction_policy="evict_last")
-                h = to_bf16(x + u.to(tl.float32), EXACT)
-                tl.store(HNEW + oo + cols[None, :], h)
-                x = h.to(tl.float32)
-        else:
-            mask = rmask[:, None] & (cols < H_C)[None, :]
-            x = tl.load(X + xo + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
-            if HAS_RES:
-                u = tl.load(RES + ro + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
-                h = to_bf16(x + u.to(tl.float32), EXACT)
-                tl.store(HNEW + oo + cols[None, :], h, mask=mask)
-                x = h.to(tl.float32)
+        mask = rmask[:, None] & (cols < H_C)[None, :]
+        x = _chunk_load(X + xo + cols[None, :], mask, MASKED, "evict_last").to(tl.float32)
+        if HAS_RES:
+            u = _chunk_load(RES + ro + cols[None, :], mask, MASKED, "evict_last")
+            h = to_bf16(x + u.to(tl.float32), EXACT)
+            _chunk_store(HNEW + oo + cols[None, :], h, mask, MASKED)
+            x = h.to(tl.float32)
         acc += x * x
     rstd = rstd_of_sumsq(tl.sum(acc, axis=1), H_f, eps)
     tl.store(RSTD + rows, rstd, mask=rmask)
     for c0 in tl.static_range(0, H_C, CHUNK):
         cols = c0 + base
-        if ROWS == 1 and H_C % CHUNK == 0:
-            x = tl.load(X + xo + cols[None, :], eviction_policy="evict_first").to(tl.float32)
-            if HAS_RES:
-                u = tl.load(RES + ro + cols[None, :], eviction_policy="evict_first")
-                x = to_bf16(x + u.to(tl.float32), EXACT).to(tl.float32)
-            w = tl.load(tl.broadcast_to(W + cols[None, :], [ROWS, CHUNK]), eviction_policy="evict_last").to(tl.float32)
-            tl.store(Y + oo + cols[None, :], to_bf16((x * rstd[:, None]) * w, EXACT))
-        else:
-            cmask = cols < H_C
-            mask = rmask[:, None] & cmask[None, :]
-            x = tl.load(X + xo + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
-            if HAS_RES:
-                u = tl.load(RES + ro + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
-                x = to_bf16(x + u.to(tl.float32), EXACT).to(tl.float32)
-            w = tl.load(tl.broadcast_to(W + cols[None, :], [ROWS, CHUNK]), mask=cmask[None, :], other=0.0,
-                        eviction_policy="evict_last").to(tl.float32)
-            tl.store(Y + oo + cols[None, :], to_bf16((x * rstd[:, None]) * w, EXACT), mask=mask)
+        cmask = cols < H_C
+        mask = rmask[:, None] & cmask[None, :]
+        x = _chunk_load(X + xo + cols[None, :], mask, MASKED, "evict_first").to(tl.float32)
+        if HAS_RES:
+            u = _chunk_load(RES + ro + cols[None, :], mask, MASKED, "evict_first")
+            x = to_bf16(x + u.to(tl.float32), EXACT).to(tl.float32)
+        w = _chunk_load(tl.broadcast_to(W + cols[None, :], [ROWS, CHUNK]), tl.broadcast_to(cmask[None, :], [ROWS, CHUNK]),
+                        MASKED, "evict_last").to(tl.float32)
+        _chunk_store(Y + oo + cols[None, :], to_bf16((x * rstd[:, None]) * w, EXACT), mask, MASKED)
 
 
 @triton.jit
