@@ -95,7 +95,7 @@ def program_fingerprint(program, launch_json: str) -> str:
         for qual, src in device_closure(kernels):
             h.update(f"\n#{qual}\n{src}".encode())
         h.update(_host_sources().encode())
-        if getattr(program.launch, "chunk", 0):  # looped forwards only: the others' fingerprints stay as measured
+        if program.launch.chunk:  # looped forwards only: the others' fingerprints stay as measured
             from cake_kernels import runner
 
             h.update(inspect.getsource(runner.looped_forward_meta).encode())
