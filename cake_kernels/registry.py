@@ -293,6 +293,19 @@ def _catalog() -> list[Program]:
     for base in ("row.r1.w16.c2048", "row.r1.w8.c2048", "row.r1.w16.c4096", "row.r1.w16.c8192", "row.r1.w8.c1024"):
         progs.append(_twin(by_name[f"fwd.{base}"], "hs", "compiled for each H (the chunk loop unrolled; no masks "
                            "where H is a multiple of the chunk)", static_h=True))
+    # `.hs` only (round 14a: the five twins above beat every runtime-H forward at H 4096-8192 and T >= 4096,
+    # and at T <= 256 on 21 of 42 plain rows, but ran 1.1-2.9x slower at H <= 2048 and T >= 4096 with one
+    # row per program and 8-16 warps): fewer warps for the latency-bound small T and the head views'
+    # H 256, and several rows per tile for narrow rows at large T (the register-held rows' shapes there:
+    # r4.w2 at H 512, r4.w4 at H 2048; r8.w4.c512 is torch.compile's configuration at H 512).
+    for rows, warps, chunk in ((1, 4, 2048), (1, 4, 1024), (1, 4, 512), (1, 2, 512), (1, 2, 256), (1, 1, 256),
+                               (2, 4, 1024), (4, 2, 512), (4, 4, 1024), (4, 4, 2048), (8, 4, 512), (8, 4, 256)):
+        base = f"fwd.row.r{rows}.w{warps}"
+        progs.append(Program(
+            f"{base}.c{chunk}.hs", "fwd", "row", True,
+            LaunchPolicy("row_blocks", rows=rows, warps=warps, chunk=chunk, static_h=True),
+            f"as {base} (exactly {warps} warps), the row streamed in {chunk}-column chunks over two passes, "
+            "compiled for each H (the chunk loop unrolled)", fwd_mod))
     for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         progs.append(Program(
