@@ -101,6 +101,10 @@ def program_fingerprint(program, launch_json: str) -> str:
             h.update(inspect.getsource(runner.looped_forward_meta).encode())
             if program.launch.static_h:
                 h.update(inspect.getsource(runner.static_looped_forward_meta).encode())
+        elif program.launch.static_h:  # one-row `.hs` forwards only, likewise
+            from cake_kernels import runner
+
+            h.update(inspect.getsource(runner.static_row_forward_meta).encode())
     else:
         from cake_kernels import reference
 

@@ -53,9 +53,11 @@ class LaunchPolicy:
     (`.c{chunk}`): sums of squares into a [rows, chunk] FP32 accumulator, then the rows re-read
     (L1/L2 hits) and normalised chunk by chunk; 0 holds the whole row in registers (programs/forward.py
     `rmsnorm_fwd_looped_kernel` says why).
-    static_h: a looped forward compiled for each H (H a compile-time constant, as torch.compile
-    compiles it): the chunk loop unrolled, and with one row per tile and H a multiple of the chunk no
-    masks (names end `.hs`; programs/forward.py `rmsnorm_fwd_looped_static_kernel`).
+    static_h: a forward compiled for each H (H a compile-time constant, as torch.compile compiles it;
+    names end `.hs`). With a chunk: the looped forward with its chunk loop unrolled, and with one row
+    per tile and H a multiple of the chunk no masks (programs/forward.py
+    `rmsnorm_fwd_looped_static_kernel`). Without: one row per program held in registers as a 1-D
+    tile, unmasked where H is a power of two (`rmsnorm_fwd_row_static_kernel`; row grid, one row).
     weight_cast: `fp32` (names end `.wc`): a backward program given a BF16 weight casts it to FP32
     first (exact: every BF16 value is an FP32 value), into its workspace, so the kernel is the
     FP32-weight build. Why: Triton builds a different kernel per weight dtype, and on the H200 the
@@ -108,8 +110,10 @@ class LaunchPolicy:
         if self.chunk and (self.prefetch or self.split_h or self.weight_load != "hoisted"):
             raise ValueError("chunk: a looped forward reads each chunk's weight in its second pass; it takes no "
                              "prefetch, split_h or weight_load option")
-        if self.static_h and not self.chunk:
-            raise ValueError("static_h: only a looped forward (chunk > 0) is compiled per H")
+        if self.static_h and not self.chunk and (self.grid != "row_blocks" or self.rows != 1 or self.prefetch
+                                                 or self.split_h or self.weight_load != "hoisted"):
+            raise ValueError("static_h: a register-held forward compiled per H (chunk 0) is one row per program "
+                             "on a row_blocks grid with no prefetch, split_h or weight_load option")
 
     def tiles_for(self, H: int) -> tuple[int, int]:
         """(first tile, second tile) widths for rows of H columns; the second is 0 when unsplit."""
@@ -306,6 +310,13 @@ def _catalog() -> list[Program]:
             LaunchPolicy("row_blocks", rows=rows, warps=warps, chunk=chunk, static_h=True),
             f"as {base} (exactly {warps} warps), the row streamed in {chunk}-column chunks over two passes, "
             "compiled for each H (the chunk loop unrolled)", fwd_mod))
+    # One row per program, held in registers as a 1-D tile, H compiled in (`row.r1.w{N}.hs`, no chunk):
+    # Liger's one-row shape, with H a constant (programs/forward.py `rmsnorm_fwd_row_static_kernel`).
+    for warps in (1, 2, 4, 8, 16):
+        progs.append(Program(
+            f"fwd.row.r1.w{warps}.hs", "fwd", "row", True, LaunchPolicy("row_blocks", rows=1, warps=warps, static_h=True),
+            f"one program per row, the row held in registers as a 1-D tile, {warps}+ warps, compiled for each H "
+            "(no masks where H is a power of two)", fwd_mod))
     for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         progs.append(Program(

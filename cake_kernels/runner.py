@@ -370,6 +370,8 @@ def forward_kernel(program: Program):
     from cake_kernels.programs import forward as fw
 
     lp = program.launch
+    if lp.static_h and not lp.chunk:
+        return fw.rmsnorm_fwd_row_static_kernel
     if lp.chunk:
         return fw.rmsnorm_fwd_looped_static_kernel if lp.static_h else fw.rmsnorm_fwd_looped_kernel
     if lp.weight_load == "beside_rows":
@@ -404,8 +406,19 @@ def static_looped_forward_meta(program: Program, H: int, has_residual: bool, exa
     return dict(meta, H_C=H, ROW_GRID=program.launch.grid == "row_blocks"), warps
 
 
+def static_row_forward_meta(program: Program, H: int, has_residual: bool, exact: bool | None = None) -> tuple[dict, int]:
+    """`forward_meta` of a one-row `.hs` program (no chunk): the row's tile and H itself (one build per H),
+    with the register-held programs' warps for the tile's width."""
+    lp = program.launch
+    exact = _exact_products() if exact is None else exact
+    block_h = lp.tiles_for(H)[0]
+    return dict(BLOCK_H=block_h, HAS_RES=has_residual, EXACT=exact, H_C=H), lp.warps_for(block_h)
+
+
 def forward_launch_meta(program: Program, H: int, has_residual: bool, exact: bool | None = None) -> tuple[dict, int]:
     """The compile-time arguments and warps `forward` launches `program` with at rows of H columns."""
+    if program.launch.static_h and not program.launch.chunk:
+        return static_row_forward_meta(program, H, has_residual, exact)
     if program.launch.static_h:
         return static_looped_forward_meta(program, H, has_residual, exact)
     if program.launch.chunk:

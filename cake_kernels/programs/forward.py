@@ -507,3 +507,34 @@ def rmsnorm_fwd_looped_static_kernel(
         for blk in range(pid, tl.cdiv(n_rows, ROWS), tl.num_programs(0)):
             _looped_static_tile(X, RES, W, Y, RSTD, HNEW, blk, n_rows, NH, H_f, eps, sxt, sxh, srt, srh,
                                 CHUNK, ROWS, HAS_RES, EXACT, H_C)
+
+
+# One row per program with H compiled in (`static_h` without a chunk, names `row.r1.w{N}.hs`): the row
+# held in registers as a 1-D tile, read once. compile_check for sm_90a at H 8192, FP32 weight (session
+# 14): Liger's one-row kernel is 264 SASS instructions (4 IMAD, 3 ISETP), `row.r1.w16.wt` (2-D
+# [1, BLOCK_H] tile, runtime H) 384 (25, 16), `row.r1.w16.c8192.hs` 392 (28, 13). At T <= 256 the
+# forward's time is a few DRAM round trips plus what each program issues before its first load.
+@triton.jit
+def rmsnorm_fwd_row_static_kernel(
+    X, RES, W, Y, RSTD, HNEW,
+    n_rows, NH, H, H_f, eps,
+    sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr, H_C: tl.constexpr,
+):
+    """The forward of one row of exactly H_C columns (H == H_C at launch) per program (grid: n_rows),
+    a [BLOCK_H] tile, BLOCK_H = next_pow2(H_C); unmasked when H_C is a power of two."""
+    MASKED: tl.constexpr = BLOCK_H != H_C
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H_C
+    x = _chunk_load(X + row_offsets(row, NH, sxt, sxh) + cols, cmask, MASKED, "").to(tl.float32)
+    w = _chunk_load(W + cols, cmask, MASKED, "evict_last").to(tl.float32)
+    out = row * H_C + cols
+    if HAS_RES:
+        u = _chunk_load(RES + row_offsets(row, NH, srt, srh) + cols, cmask, MASKED, "")
+        h = to_bf16(x + u.to(tl.float32), EXACT)
+        _chunk_store(HNEW + out, h, cmask, MASKED)
+        x = h.to(tl.float32)
+    rstd = rstd_of_sumsq(tl.sum(x * x, axis=0), H_f, eps)
+    tl.store(RSTD + row, rstd)
+    _chunk_store(Y + out, to_bf16((x * rstd) * w, EXACT), cmask, MASKED)

@@ -161,8 +161,34 @@ def test_looped_launch_policy_is_validated():
         registry.LaunchPolicy("row_blocks", chunk=1000)
     with pytest.raises(ValueError, match="chunk"):
         registry.LaunchPolicy("persistent", programs_per_sm=2, chunk=1024, prefetch=True)
-    with pytest.raises(ValueError, match="static_h"):
-        registry.LaunchPolicy("row_blocks", static_h=True)
+    registry.LaunchPolicy("row_blocks", static_h=True)  # a one-row register-held `.hs` forward
+    for bad in (dict(rows=2), dict(grid="persistent", programs_per_sm=2), dict(prefetch=True), dict(split_h=True),
+                dict(weight_load="row_tile")):
+        with pytest.raises(ValueError, match="static_h"):
+            registry.LaunchPolicy(**{"grid": "row_blocks", "static_h": True, **bad})
+
+
+STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.static_h and not p.launch.chunk]
+
+
+@pytest.mark.parametrize("name", STATIC_ROW_PROGRAMS)
+def test_static_row_forward_programs(name):
+    """One-row `.hs` forwards (no chunk) hold the row as a 1-D tile compiled per H: unmasked at H a
+    power of two, masked otherwise, in every form, against FP64 (poisoned outputs); y and rstd as the
+    2-D one-row program's up to the sum order, h_new bit for bit."""
+    prog = registry.get(name)
+    assert runner.forward_kernel(prog).fn.__name__ == "rmsnorm_fwd_row_static_kernel"
+    meta, warps = runner.forward_launch_meta(prog, 100, True, exact=True)
+    assert meta == dict(BLOCK_H=128, HAS_RES=True, EXACT=True, H_C=100) and warps == prog.launch.warps
+    assert runner.forward_launch_meta(prog, 8192, False)[1] == max(prog.launch.warps, 8)  # the tile's width
+    for i, (H, T) in enumerate(((256, 9), (512, 3), (100, 5), (7, 4), (1, 2))):
+        for form in ("plain", "residual", "heads_strided", "heads_contiguous") if H == 256 else ("plain", "residual"):
+            inp = inputs("outlier_rows", T, H, ("fp32", "bf16")[i % 2] if H % 2 == 0 else "bf16", form=form, seed=H + T)
+            y, rstd, h = run_forward_checked(prog, inp)
+            y2, rstd2, h2 = runner.forward("fwd.row.r1.w8", inp.x, inp.w, 1e-6, inp.residual)
+            torch.testing.assert_close(rstd, rstd2, rtol=2e-6, atol=0)
+            torch.testing.assert_close(y.float(), y2.float(), rtol=1e-2, atol=0)
+            assert (h is None and h2 is None) or torch.equal(h, h2)
 
 
 WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_cast == "fp32"]
