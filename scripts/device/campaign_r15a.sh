@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# H200 round 15a (prepared in session 14, not run yet). Carries .whlG (Liger).
+#  1. The one-row `.hs` forwards (rmsnorm_fwd_row_static_kernel, 1-D register-held tile, H compiled in;
+#     compile_check sm_90a H 8192 FP32: 352 SASS instructions for w16, Liger's 264, `row.r1.w16.wt` 384)
+#     beside the routed programs and the peers: plain rows T 1-4096 every H (round 14 timed no `.hs`
+#     program at T 4096), then the head views at T 1-256 (round 14b's head run stopped before
+#     contiguous heads), then T 65536/1M at H 1536-8192 (read once, against the looped `.hs` re-read).
+#  2. steps: the routed 2xfwd+bwd over plain rows, T 4096/65536/1M, with round 14's forward routes.
+PREFIX=r15a; . scripts/device/campaign_begin.sh ${1:-540}
+ROW1=fwd.row.r1.w1.hs,fwd.row.r1.w2.hs,fwd.row.r1.w4.hs,fwd.row.r1.w8.hs,fwd.row.r1.w16.hs
+NARROW=fwd.row.r1.w1.c256.hs,fwd.row.r1.w2.c256.hs,fwd.row.r8.w4.c256.hs,fwd.row.r1.w2.c512.hs,fwd.row.r1.w4.c512.hs,fwd.row.r4.w2.c512.hs,fwd.row.r8.w4.c512.hs
+python scripts/device/warm_compile.py --programs $ROW1 --forms plain > $W/warm-plain.log 2>&1; tail -1 $W/warm-plain.log
+python scripts/device/warm_compile.py --programs $ROW1,$NARROW --forms heads_contiguous,heads_strided > $W/warm-heads.log 2>&1; tail -1 $W/warm-heads.log
+S="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0"
+P="--peers peer.liger,peer.torch_compile.default --ops fwd"
+run r1-small --H 512,1536,2048,4096,5120,6144,8192 --forms plain --w-dtypes fp32,bf16 --T 1,16,256,4096 --programs routed,$ROW1 $P $S --wave-units 14
+run r1-heads --forms heads_contiguous,heads_strided --w-dtypes fp32,bf16 --T 1,16,256 --programs routed,$ROW1,$NARROW $P $S --wave-units 6
+run r1-big --H 1536,2048,4096,5120,6144,8192 --forms plain --w-dtypes fp32,bf16 --T 65536,1048576 --programs routed,$ROW1 $P $S --wave-units 6
+run steps --H 512,1536,2048,4096,5120,6144,8192 --forms plain --w-dtypes fp32,bf16 --T 4096,65536,1048576 --programs routed \
+  --peers none --ops 2xfwd+bwd $S --wave-units 14
+campaign_end
