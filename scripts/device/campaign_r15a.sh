@@ -6,7 +6,17 @@
 #     program at T 4096), then the head views at T 1-256 (round 14b's head run stopped before
 #     contiguous heads), then T 65536/1M at H 1536-8192 (read once, against the looped `.hs` re-read).
 #  2. steps: the routed 2xfwd+bwd over plain rows, T 4096/65536/1M, with round 14's forward routes.
+#  0. First, ncu of the backward's worst row against copy bandwidth (contiguous heads, BF16, T 65536:
+#     `p16x.w1.fw.pf.wr` 172.7 us, 56 % of copy; compile_check under Triton 3.9: 96 registers, 21 of
+#     its 16 programs per SM would fit): issue-bound or latency-bound, and its registers under 3.6.
 PREFIX=r15a; . scripts/device/campaign_begin.sh ${1:-540}
+NCU="ncu --profile-from-start off --clock-control none --section SpeedOfLight --section LaunchStats \
+  --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+  --section ComputeWorkloadAnalysis --csv --page details"
+timeout 120 $NCU python scripts/device/ncu_compare.py --op bwd --H 256 --T 65536 --w-dtype bf16 --form heads_contiguous \
+  --impls bwd.twosum_pair.p16x.w1.fw.pf.wr,bwd.twosum_pair.p10x.w2.fw.pf.wr,bwd.twosum_pair.p16x.w1.fw.pf.wr.xs,peer.liger \
+  > $W/ncu-bwd-heads-256-65536-bf16.log 2>&1
+echo "ncu: rc=$?"
 ROW1=fwd.row.r1.w1.hs,fwd.row.r1.w2.hs,fwd.row.r1.w4.hs,fwd.row.r1.w8.hs,fwd.row.r1.w16.hs
 NARROW=fwd.row.r1.w1.c256.hs,fwd.row.r1.w2.c256.hs,fwd.row.r8.w4.c256.hs,fwd.row.r1.w2.c512.hs,fwd.row.r1.w4.c512.hs,fwd.row.r4.w2.c512.hs,fwd.row.r8.w4.c512.hs
 python scripts/device/warm_compile.py --programs $ROW1 --forms plain > $W/warm-plain.log 2>&1; tail -1 $W/warm-plain.log
