@@ -511,9 +511,9 @@ def rmsnorm_fwd_looped_static_kernel(
 
 # One row per program with H compiled in (`static_h` without a chunk, names `row.r1.w{N}.hs`): the row
 # held in registers as a 1-D tile, read once. compile_check for sm_90a at H 8192, FP32 weight (session
-# 14): Liger's one-row kernel is 264 SASS instructions (4 IMAD, 3 ISETP), `row.r1.w16.wt` (2-D
-# [1, BLOCK_H] tile, runtime H) 384 (25, 16), `row.r1.w16.c8192.hs` 392 (28, 13). At T <= 256 the
-# forward's time is a few DRAM round trips plus what each program issues before its first load.
+# 14), SASS instructions on a row's path (up to the first unconditional EXIT; after it, the slow paths
+# of the IEEE division and square root): this kernel with 16 warps 216, Liger's one-row kernel 252,
+# `row.r1.w16.wt` (2-D [1, BLOCK_H] tile, runtime H) 245, `row.r1.w16.c8192.hs` 255.
 @triton.jit
 def rmsnorm_fwd_row_static_kernel(
     X, RES, W, Y, RSTD, HNEW,

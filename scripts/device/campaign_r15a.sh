@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # H200 round 15a (prepared in session 14, not run yet). Carries .whlG (Liger).
 #  1. The one-row `.hs` forwards (rmsnorm_fwd_row_static_kernel, 1-D register-held tile, H compiled in;
-#     compile_check sm_90a H 8192 FP32: 352 SASS instructions for w16, Liger's 264, `row.r1.w16.wt` 384)
+#     compile_check sm_90a H 8192 FP32, SASS on a row's path: 216 for w16, Liger's 252, `row.r1.w16.wt` 245)
 #     beside the routed programs and the peers: plain rows T 1-4096 every H (round 14 timed no `.hs`
 #     program at T 4096), then the head views at T 1-256 (round 14b's head run stopped before
 #     contiguous heads), then T 65536/1M at H 1536-8192 (read once, against the looped `.hs` re-read).
