@@ -126,6 +126,19 @@ def test_weight_read_programs_are_bitwise_their_base(name, monkeypatch):
             assert (h is None and h2 is None) or torch.equal(h, h2)
 
 
+def _check_against_register_held_row(prog, shapes, head_forms):
+    """`prog` at each (H, T) in every form (the head views where H is 256), against FP64 with poisoned
+    outputs, and against `fwd.row.r1.w8`: rstd and y up to the sum order, h_new bit for bit."""
+    for i, (H, T) in enumerate(shapes):
+        for form in head_forms if H == 256 else ("plain", "residual"):
+            inp = inputs("outlier_rows", T, H, ("fp32", "bf16")[i % 2] if H % 2 == 0 else "bf16", form=form, seed=H + T)
+            y, rstd, h = run_forward_checked(prog, inp)
+            y2, rstd2, h2 = runner.forward("fwd.row.r1.w8", inp.x, inp.w, 1e-6, inp.residual)
+            torch.testing.assert_close(rstd, rstd2, rtol=2e-6, atol=0)
+            torch.testing.assert_close(y.float(), y2.float(), rtol=1e-2, atol=0)
+            assert (h is None and h2 is None) or torch.equal(h, h2)
+
+
 LOOPED_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.chunk]
 
 
@@ -146,14 +159,7 @@ def test_looped_forward_programs(name, monkeypatch):
     shapes = [(min(2 * chunk, registry.H_MAX) + 37 if chunk < 8192 else chunk + 37, 3), (256, 9), (7, 5)]
     if prog.launch.static_h:
         shapes.append((2 * chunk if chunk < 8192 else chunk, 4))  # a multiple of the chunk: no masks
-    for i, (H, T) in enumerate(shapes):
-        for form in ("plain", "residual", "heads_strided") if H == 256 else ("plain", "residual"):
-            inp = inputs("outlier_rows", T, H, ("fp32", "bf16")[i % 2] if H % 2 == 0 else "bf16", form=form, seed=H + T)
-            y, rstd, h = run_forward_checked(prog, inp)
-            y2, rstd2, h2 = runner.forward("fwd.row.r1.w8", inp.x, inp.w, 1e-6, inp.residual)
-            torch.testing.assert_close(rstd, rstd2, rtol=2e-6, atol=0)
-            torch.testing.assert_close(y.float(), y2.float(), rtol=1e-2, atol=0)
-            assert (h is None and h2 is None) or torch.equal(h, h2)
+    _check_against_register_held_row(prog, shapes, ("plain", "residual", "heads_strided"))
 
 
 def test_looped_launch_policy_is_validated():
@@ -181,14 +187,8 @@ def test_static_row_forward_programs(name):
     meta, warps = runner.forward_launch_meta(prog, 100, True, exact=True)
     assert meta == dict(BLOCK_H=128, HAS_RES=True, EXACT=True, H_C=100) and warps == prog.launch.warps
     assert runner.forward_launch_meta(prog, 8192, False)[1] == max(prog.launch.warps, 8)  # the tile's width
-    for i, (H, T) in enumerate(((256, 9), (512, 3), (100, 5), (7, 4), (1, 2))):
-        for form in ("plain", "residual", "heads_strided", "heads_contiguous") if H == 256 else ("plain", "residual"):
-            inp = inputs("outlier_rows", T, H, ("fp32", "bf16")[i % 2] if H % 2 == 0 else "bf16", form=form, seed=H + T)
-            y, rstd, h = run_forward_checked(prog, inp)
-            y2, rstd2, h2 = runner.forward("fwd.row.r1.w8", inp.x, inp.w, 1e-6, inp.residual)
-            torch.testing.assert_close(rstd, rstd2, rtol=2e-6, atol=0)
-            torch.testing.assert_close(y.float(), y2.float(), rtol=1e-2, atol=0)
-            assert (h is None and h2 is None) or torch.equal(h, h2)
+    _check_against_register_held_row(prog, ((256, 9), (512, 3), (100, 5), (7, 4), (1, 2)),
+                                     ("plain", "residual", "heads_strided", "heads_contiguous"))
 
 
 WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_cast == "fp32"]
