@@ -4,7 +4,9 @@
 #     compile_check sm_90a H 8192 FP32, SASS on a row's path: 216 for w16, Liger's 252, `row.r1.w16.wt` 245)
 #     beside the routed programs and the peers: plain rows T 1-4096 every H (round 14 timed no `.hs`
 #     program at T 4096), then the head views at T 1-256 (round 14b's head run stopped before
-#     contiguous heads), then T 65536/1M at H 1536-8192 (read once, against the looped `.hs` re-read).
+#     contiguous heads) and T 262144/1M (the forward's worst rows against copy now: contiguous heads
+#     BF16 T 262144, 90.5 %, `row.r8.w4`; no `.hs` program was timed there), then T 65536/1M at
+#     H 1536-8192 (read once, against the looped `.hs` re-read).
 #  2. steps: the routed 2xfwd+bwd over plain rows, T 4096/65536/1M, with round 14's forward routes.
 #  0. First, ncu of the backward's worst row against copy bandwidth (contiguous heads, BF16, T 65536:
 #     `p16x.w1.fw.pf.wr` 172.7 us, 56 % of copy; compile_check under Triton 3.9: 96 registers, 21 of
@@ -24,7 +26,7 @@ python scripts/device/warm_compile.py --programs $ROW1,$NARROW --forms heads_con
 S="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0"
 P="--peers peer.liger,peer.torch_compile.default --ops fwd"
 run r1-small --H 512,1536,2048,4096,5120,6144,8192 --forms plain --w-dtypes fp32,bf16 --T 1,16,256,4096 --programs routed,$ROW1 $P $S --wave-units 14
-run r1-heads --forms heads_contiguous,heads_strided --w-dtypes fp32,bf16 --T 1,16,256 --programs routed,$ROW1,$NARROW $P $S --wave-units 6
+run r1-heads --forms heads_contiguous,heads_strided --w-dtypes fp32,bf16 --T 1,16,256,262144,1048576 --programs routed,$ROW1,$NARROW $P $S --wave-units 10
 run r1-big --H 1536,2048,4096,5120,6144,8192 --forms plain --w-dtypes fp32,bf16 --T 65536,1048576 --programs routed,$ROW1 $P $S --wave-units 6
 run steps --H 512,1536,2048,4096,5120,6144,8192 --forms plain --w-dtypes fp32,bf16 --T 4096,65536,1048576 --programs routed \
   --peers none --ops 2xfwd+bwd $S --wave-units 14
