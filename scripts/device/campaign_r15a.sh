@@ -11,7 +11,13 @@
 #  0. First, ncu of the backward's worst row against copy bandwidth (contiguous heads, BF16, T 65536:
 #     `p16x.w1.fw.pf.wr` 172.7 us, 56 % of copy; compile_check under Triton 3.9: 96 registers, 21 of
 #     its 16 programs per SM would fit): issue-bound or latency-bound, and its registers under 3.6.
+#  Before both: the GPU self-test of every `.hs` program (round 14 routed 62 spans to `.hs` programs that
+#  had run on the H200 only in the timing harness, which checks no forward output).
 PREFIX=r15a; . scripts/device/campaign_begin.sh ${1:-540}
+HS=$(python -c "from cake_kernels import registry as r; print(','.join(n for n in r.names('fwd') if r.get(n).launch.static_h))")
+python scripts/device/warm_compile.py --programs $HS --H 256,1536,4096,6144 --forms plain,residual > $W/warm-selftest.log 2>&1; tail -1 $W/warm-selftest.log
+timeout 200 python -m cake_kernels.selftest --H 256,1536,4096,6144 --T 1,4096 --families gaussian,outlier_rows \
+  --forms plain,residual --w-dtypes fp32,bf16 --programs $HS > $W/selftest-hs.log 2>&1; echo "selftest rc=$?"; tail -4 $W/selftest-hs.log
 NCU="ncu --profile-from-start off --clock-control none --section SpeedOfLight --section LaunchStats \
   --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
   --section ComputeWorkloadAnalysis --csv --page details"
