@@ -4,7 +4,7 @@
 grid alone; `measure` builds each on first use, one at a time, on the device call's clock. Run here
 with 14 processes it takes seconds. Triton specializes integer arguments equal to 1 or divisible by
 16, so each shape is launched at T 1 and T 16: every grid T >= 16 is a multiple of 16 (and the head
-views' rows, T x 24, at T >= 16 too), so these two cover the grid's builds.
+views' rows, T x 4 or T x 24, at T >= 16 too), so these two cover the grid's builds.
 
     python scripts/device/warm_compile.py --programs fwd.row.r1.w4.c512.hs,... --H 512,2048 \
         --w-dtypes fp32,bf16 --forms plain,residual
@@ -42,6 +42,11 @@ def main() -> None:
     ap.add_argument("--procs", type=int, default=14)
     ap.add_argument("--device", default="cuda", help="cuda (cpu runs the interpreter: a check of this script)")
     a = ap.parse_args()
+    from cake_kernels import registry
+
+    for name in a.programs.split(","):
+        if name not in registry.names("fwd"):
+            ap.error(f"--programs: {name!r} is not a registered forward program (cake_kernels.registry.names(\"fwd\") lists them)")
     jobs = []
     for name, form, w in itertools.product(a.programs.split(","), a.forms.split(","), a.w_dtypes.split(",")):
         for H in ((256,) if form.startswith("heads") else tuple(int(h) for h in a.H.split(","))):
@@ -50,8 +55,8 @@ def main() -> None:
     failed = 0
     with mp.get_context("spawn").Pool(a.procs) as pool:
         for job in pool.imap_unordered(_safe, jobs):
-            failed += isinstance(job, str)
-            if isinstance(job, str):
+            if isinstance(job, str):  # a failure's message
+                failed += 1
                 print(job)
     print(f"warm_compile: {len(jobs)} shapes, {failed} failed, {time.time() - t0:.1f} s")
 
