@@ -7,7 +7,7 @@
 #     contiguous heads) and T 262144/1M (the forward's worst rows against copy now: contiguous heads
 #     BF16 T 262144, 90.5 %, `row.r8.w4`; no `.hs` program was timed there), then T 65536/1M at
 #     H 1536-8192 (read once, against the looped `.hs` re-read).
-#  2. steps: the routed 2xfwd+bwd over plain rows, T 4096/65536/1M, with round 14's forward routes.
+#  (T 65536/1M at H 1536-8192 and the routed steps moved to campaign_r15b.sh: one call cannot hold them.)
 #  0. First, ncu of the backward's worst row against copy bandwidth (contiguous heads, BF16, T 65536:
 #     `p16x.w1.fw.pf.wr` 172.7 us, 56 % of copy; compile_check under Triton 3.9: 96 registers, 21 of
 #     its 16 programs per SM would fit): issue-bound or latency-bound, and its registers under 3.6.
@@ -33,7 +33,4 @@ S="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0"
 P="--peers peer.liger,peer.torch_compile.default --ops fwd"
 run r1-small --H 512,1536,2048,4096,5120,6144,8192 --forms plain --w-dtypes fp32,bf16 --T 1,16,256,4096 --programs routed,$ROW1 $P $S --wave-units 14
 run r1-heads --forms heads_contiguous,heads_strided --w-dtypes fp32,bf16 --T 1,16,256,262144,1048576 --programs routed,$ROW1,$NARROW $P $S --wave-units 10
-run r1-big --H 1536,2048,4096,5120,6144,8192 --forms plain --w-dtypes fp32,bf16 --T 65536,1048576 --programs routed,$ROW1 $P $S --wave-units 6
-run steps --H 512,1536,2048,4096,5120,6144,8192 --forms plain --w-dtypes fp32,bf16 --T 4096,65536,1048576 --programs routed \
-  --peers none --ops 2xfwd+bwd $S --wave-units 14
 campaign_end
