@@ -400,16 +400,11 @@ def choose_segments(points: list[Point], policy: Policy, forced: Mapping[int, st
     return _merge(points, segs, policy)
 
 
-def neutral_forced(points: list[Point], baseline: list[Segment], incumbent: list, policy: Policy) -> dict[int, str]:
-    """Neutral rule: an incumbent window keeps its program where that program is eligible at every
-    sampled T of the window and within max(neutral, A/A floor) of the fastest eligible there.
-    Only points where the solve without incumbent would route elsewhere are forced (so re-solving
-    against one's own output changes nothing)."""
-    base = {}
-    for s in baseline:
-        for i in s.idx:
-            base[i] = s.program
-    forced: dict[int, str] = {}
+def _neutral_windows(points: list[Point], incumbent: list, policy: Policy) -> list[tuple[list[int], str]]:
+    """The incumbent windows the neutral rule keeps, as (point indexes, program): the program is
+    eligible at every sampled T of the window and within max(neutral, A/A floor) of the fastest
+    eligible there."""
+    kept = []
     for w in incumbent:
         if w.reason in LOUD_REASONS:
             continue
@@ -417,13 +412,38 @@ def neutral_forced(points: list[Point], baseline: list[Segment], incumbent: list
         if not idx:
             continue
         q = w.program
-        ok = all(q in points[i].eligible and rules.within_neutral(
-            points[i].latency(q), points[i].latency(points[i].winner), points[i].aa_floor, policy) for i in idx)
-        if ok:
-            for i in idx:
-                if base.get(i) != q:
-                    forced[i] = q
+        if all(q in points[i].eligible and rules.within_neutral(
+                points[i].latency(q), points[i].latency(points[i].winner), points[i].aa_floor, policy) for i in idx):
+            kept.append((idx, q))
+    return kept
+
+
+def _programs_at(segs: list[Segment]) -> dict[int, str]:
+    return {i: s.program for s in segs for i in s.idx}
+
+
+def neutral_forced(points: list[Point], baseline: list[Segment], incumbent: list, policy: Policy) -> dict[int, str]:
+    """Neutral rule: an incumbent window keeps its program where that program is eligible at every
+    sampled T of the window and within max(neutral, A/A floor) of the fastest eligible there.
+    Only points where the solve without incumbent would route elsewhere are forced (so re-solving
+    against one's own output changes nothing)."""
+    base = _programs_at(baseline)
+    forced: dict[int, str] = {}
+    for idx, q in _neutral_windows(points, incumbent, policy):
+        for i in idx:
+            if base.get(i) != q:
+                forced[i] = q
     return forced
+
+
+def neutral_displaced(points: list[Point], baseline: list[Segment], segs: list[Segment], incumbent: list,
+                      policy: Policy) -> dict[int, str]:
+    """Points of a kept incumbent window that the solve without incumbent routed to the incumbent's
+    program, but that the solve with the forced points moved elsewhere (a weak point absorbed into a
+    forced neighbour): the neutral rule keeps them too."""
+    base, now = _programs_at(baseline), _programs_at(segs)
+    return {i: q for idx, q in _neutral_windows(points, incumbent, policy) for i in idx
+            if base.get(i) == q and now.get(i) != q}
 
 
 # ---- step 4: windows ------------------------------------------------------------------------
@@ -608,9 +628,14 @@ def solve_key(ev: WorkloadEvidence, key: RouteKey, policy: Policy, incumbent: li
         return None
     segs = choose_segments(points, policy)
     if incumbent:
-        forced = neutral_forced(points, segs, incumbent, policy)
-        if forced:
+        baseline = segs
+        forced = neutral_forced(points, baseline, incumbent, policy)
+        while forced:
             segs = choose_segments(points, policy, forced)
+            displaced = neutral_displaced(points, baseline, segs, incumbent, policy)
+            if not displaced:
+                break
+            forced.update(displaced)  # grows strictly (a displaced point is never forced yet): terminates
     windows = build_windows(points, segs, key, ev, cands, policy, incumbent)
     return KeySolution(key, ev, points, windows, next_measurements(points, windows, cands, key, policy))
 

@@ -107,6 +107,31 @@ def test_neutral_resolve_against_own_output_is_stable():
     assert spans(solve(e, incumbent=inc)) == spans(first)
 
 
+def test_neutral_forced_neighbour_cannot_absorb_a_kept_incumbent_window():
+    # Round 15, fwd H 1536 BF16: the incumbent's narrow window (T 400-4096) holds the fastest program
+    # at its one sampled T, noisy there. The solve without incumbent routes T 4096 to it too, so the
+    # neutral rule had nothing to force there, while it forced T 16/256 to the incumbent's previous
+    # window. That forced neighbour then absorbed T 4096 as a weak point: 1.2x slower than the
+    # incumbent window the neutral rule keeps.
+    e = Evidence().program("bwd.x").program("bwd.inc").program("bwd.noisy").program("bwd.big")
+    for T in (16, 256):
+        e.point("bwd.x", T, us=2.00).point("bwd.inc", T, us=2.02)
+    e.timing("bwd.noisy", 4096, 8.0, spread=0.15).acc("bwd.noisy", 4096, 0.01)
+    e.point("bwd.inc", 4096, us=9.6)
+    for T in (65536, 1048576):
+        e.point("bwd.big", T, us=T / 1000).point("bwd.inc", T, us=T / 500)
+    inc = [Window(1, 399, "bwd.inc", "fastest"), Window(400, 4096, "bwd.noisy", "fastest"),
+           Window(4097, None, "bwd.big", "fastest")]
+    sol = solve(e, incumbent=inc)
+    at = {T: w.program for w in sol.windows for T in w.points}
+    assert at == {16: "bwd.inc", 256: "bwd.inc", 4096: "bwd.noisy", 65536: "bwd.big", 1048576: "bwd.big"}, spans(sol)
+    # without an incumbent the same evidence routes T 4096 to the noisy program as well
+    assert {T: w.program for w in solve(e).windows for T in w.points}[4096] == "bwd.noisy"
+    # and re-solving against the result changes nothing
+    again = [Window(w.lo, w.hi, w.program, w.reason) for w in sol.windows]
+    assert spans(solve(e, incumbent=again)) == spans(sol)
+
+
 def test_merge_small_advantage_window_into_cheaper_neighbour():
     e = Evidence().program("bwd.a").program("bwd.b").program("bwd.c")
     lat = {  # T: (a, b, c)
