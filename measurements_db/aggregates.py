@@ -14,8 +14,10 @@ Semantics (ROUTING-POLICY.md sections 3 and 4, made precise where the contract i
   published median (when several published records exist the median of their medians is used) and
   the session spread is unknown (None).
 * Spread: (max - min) / min of the per-session medians, None with fewer than two sessions.
-* A/A floor of a workload, op and T: the largest |1 - median(copy 1) / median(copy 0)| over every
-  (session, program) that timed both copies. None when no A/A pair exists.
+* A/A floor of a workload, op and T: the median over every (session, program) that timed both
+  copies of |1 - median(copy 1) / median(copy 0)|. None when no A/A pair exists. Not the largest:
+  that grows with every round of evidence (one outlier session of dozens sets it), and the floor
+  widens the neutral and merge thresholds, so a larger store kept ever slower incumbents.
 * Accuracy. Records are first aggregated per (run, program, workload, T, family): inputs add up,
   `worst` is the maximum, `median` is the median over inputs of each input's median (per-input
   records) or the record's own median (an aggregate record; several aggregate records of one run
@@ -310,7 +312,7 @@ def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadE
     for (wk, op, T), by_sess in aa.items():
         floors = [abs(1.0 - median(c[1]) / median(c[0])) for c in by_sess.values() if c.get(0) and c.get(1)]
         if floors:
-            ev(wk).aa_floor[(op, T)] = max(floors)
+            ev(wk).aa_floor[(op, T)] = median(floors)
 
     # ---- accuracy -----------------------------------------------------------------------
     # (wk, program, T, family, run_id) -> records

@@ -136,7 +136,7 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
         floors = [abs(1.0 - np_median(_cat(c[1])) / np_median(_cat(c[0])))
                   for c in by_sess.values() if c.get(0) and c.get(1)]
         if floors:
-            ev(wls[wid]).aa_floor[(op, T)] = max(floors)
+            ev(wls[wid]).aa_floor[(op, T)] = median(floors)
 
     # ---- accuracy -------------------------------------------------------------------------
     # One summary row per (run, workload, program, T, family), kept at import (summary.py).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cake_kernels.routes.table import Window
 from measurements_db.aggregates import RouteKey
 
@@ -97,6 +99,22 @@ def test_neutral_threshold_uses_aa_floor_when_larger():
     for T in (1024, 4096, 16384):  # A/A copy 4 % off: the floor (0.04) beats 2 %
         e.timing("bwd.twosum", T, 104.0, copy=1)
     inc = [Window(1, None, "bwd.pair", "fastest")]
+    assert spans(solve(e, incumbent=inc)) == [(1, None, "bwd.pair", "neutral-keep")]
+
+
+def test_aa_floor_is_the_median_over_sessions_not_one_outlier():
+    # Round 15, fwd H 4096 FP32 T 256: 37 (session, program) A/A pairs over 9 runs, median 0.011, one
+    # at 0.103. As the largest, the floor only grew with each round of evidence, and the neutral rule
+    # kept incumbents up to 13 % slower than the fastest eligible program.
+    e = _neutral_evidence(1.05)
+    for T in (1024, 4096, 16384):  # the second copy: 3 sessions agree with the first, one is 12 % off
+        e.timing("bwd.twosum", T, 100.0, copy=1, session_factors=[1.0, 1.0, 1.01, 1.12])
+    assert e.evidence().aa_floor[("bwd", 1024)] == pytest.approx(0.005)
+    inc = [Window(1, None, "bwd.pair", "fastest")]
+    assert spans(solve(e, incumbent=inc)) == [(1, None, "bwd.twosum", "fastest")]
+    for T in (1024, 4096, 16384):  # a typical session 6 % off: the 5 % slower incumbent keeps its window
+        e.timing("bwd.pair", T, 105.0, copy=1, session_factors=[1.06, 1.06, 1.06, 1.06])
+    assert e.evidence().aa_floor[("bwd", 1024)] == pytest.approx(0.06)  # median of 8 pairs
     assert spans(solve(e, incumbent=inc)) == [(1, None, "bwd.pair", "neutral-keep")]
 
 
