@@ -103,9 +103,9 @@ def test_neutral_threshold_uses_aa_floor_when_larger():
 
 
 def test_aa_floor_is_the_median_over_sessions_not_one_outlier():
-    # Round 15, fwd H 4096 FP32 T 256: 37 (session, program) A/A pairs over 9 runs, median 0.011, one
-    # at 0.103. As the largest, the floor only grew with each round of evidence, and the neutral rule
-    # kept incumbents up to 13 % slower than the fastest eligible program.
+    # Round 15, fwd H 4096 FP32 T 256: 36 (session, program) A/A pairs, median 0.0003, one at 0.103.
+    # As the largest, the floor only grew with each round of evidence, and the neutral rule kept
+    # incumbents up to 16 % slower than the fastest eligible program.
     e = _neutral_evidence(1.05)
     for T in (1024, 4096, 16384):  # the second copy: 3 sessions agree with the first, one is 12 % off
         e.timing("bwd.twosum", T, 100.0, copy=1, session_factors=[1.0, 1.0, 1.01, 1.12])
