@@ -95,6 +95,11 @@ def program_fingerprint(program, launch_json: str) -> str:
         for qual, src in device_closure(kernels):
             h.update(f"\n#{qual}\n{src}".encode())
         h.update(_host_sources().encode())
+        if program.launch.reduce == "split":  # `.sr` backwards only, likewise
+            from cake_kernels import runner
+
+            h.update(inspect.getsource(runner.split_reduce_meta).encode())
+            h.update(inspect.getsource(runner._workspace_rows).encode())
         if program.launch.chunk:  # looped forwards only: the others' fingerprints stay as measured
             from cake_kernels import runner
 

@@ -39,8 +39,10 @@ class LaunchPolicy:
     split_h: programs hold a row whose H is not a power of two as two power-of-two tiles (largest
     power of two <= H, plus the rest) instead of one tile padded to next_pow2(H).
     reduce: how a two-launch backward program sums its [P, H] partials: `serial` (8 partial rows
-    per step in H / 256 programs) or `wide` (128 partial rows per step in H / 32 programs; names
-    end `.wr`). Both are fixed-order, so both are deterministic.
+    per step in H / 256 programs), `wide` (128 partial rows per step in H / 32 programs; names
+    end `.wr`) or `split` (two passes: 64 partial rows per program in H / 32 x P / 64 programs, then
+    the wide reduce over those sums; names end `.sr`; FP64 partials only). All are fixed-order, so
+    all are deterministic.
     loads: how a backward program reads g and x: `pointer` (masked loads into registers) or `tma`
     (tensor descriptors, software-pipelined `stages` deep through shared memory; names end `.tma`).
     TMA needs a 16-byte aligned base and row stride: rows of H % 8 == 0 BF16 values, one row stride.
@@ -95,8 +97,8 @@ class LaunchPolicy:
     def __post_init__(self) -> None:
         if self.fold_in not in ("registers", "workspace"):
             raise ValueError(f"fold_in: {self.fold_in!r} is not one of ('registers', 'workspace')")
-        if self.reduce not in ("serial", "wide"):
-            raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide')")
+        if self.reduce not in ("serial", "wide", "split"):
+            raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide', 'split')")
         if self.loads not in ("pointer", "tma"):
             raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma')")
         if self.weight_load not in ("hoisted", "beside_rows", "row_tile"):
@@ -163,6 +165,9 @@ class Program:
     def __post_init__(self) -> None:
         if self.launch.chunk and self.op != "fwd":
             raise ValueError(f"program {self.name!r}: chunk (a looped forward) is a forward launch option")
+        if self.launch.reduce == "split" and (self.mode != 3 or self.single_launch or self.launch.grid != "persistent"):
+            raise ValueError(f"program {self.name!r}: reduce='split' needs a two-launch compensated persistent program "
+                             "(FP64 partials: mode 3, single_launch False, grid 'persistent')")
         if self.launch.products != "eft" and (self.mode != 3 or self.single_launch or self.launch.loads != "pointer"):
             raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch compensated "
                              "program with pointer loads (mode 3, single_launch False, loads 'pointer')")
@@ -486,6 +491,14 @@ def _catalog() -> list[Program]:
                  *(f"twosum_pair.{b}.xs" for b in xs_bases)):
         progs.append(_twin(by_name[f"bwd.{base}"], "wc", "a BF16 weight cast to FP32 first so that the FP32-weight "
                            "build runs (BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32"))
+    # `.sr` (reduce, above): two-pass reduce twins of the `.wr` programs routed at H <= 512, where
+    # the wide reduce has H / 32 = 8-16 programs for 528-2112 partial rows (round 15's ncu: 44.8 us
+    # of 188 at contiguous heads BF16 T 65536).
+    by_name = {p.name: p for p in progs}
+    for base in ("p16x.w1.fw.pf.wr", "p16x.w1.fw.pf.wr.xs", "p10x.w2.fw.pf.wr", "p8x.w2.fw.pf.wr",
+                 "p4x.r4.w2.fw.pf.wr.xs", "p4x.r4.w2.fw.pf.wr.xs.wc"):
+        progs.append(_twin(by_name[f"bwd.twosum_pair.{base}"], "sr", "its partials reduced in two passes (64 partial "
+                           "rows per program, then the wide reduce over those sums)", reduce="split"))
     for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
         progs.append(Program(
             f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,

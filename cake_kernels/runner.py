@@ -221,7 +221,7 @@ def workspace_for(program: Program | str, x: torch.Tensor) -> Workspace:
         return Workspace(None, None)
     P = _grid_programs(program, rows, x.device)
     dtype = torch.float64 if program.mode == 3 else torch.float32
-    partials = torch.empty((P, H), dtype=dtype, device=x.device)
+    partials = torch.empty((_workspace_rows(program, P, H), H), dtype=dtype, device=x.device)
     counter = torch.zeros(1, dtype=torch.int32, device=x.device) if program.single_launch else None
     weight32 = torch.empty(H, dtype=torch.float32, device=x.device) if program.launch.weight_cast == "fp32" else None
     return Workspace(partials, counter, weight32)
@@ -300,7 +300,7 @@ def backward(
         ws = Workspace(None, None)
     else:
         ws = workspace if workspace is not None else workspace_for(program, x)
-        if ws.partials is None or ws.partials.shape[0] < P or ws.partials.shape[1] != H:
+        if ws.partials is None or ws.partials.shape[0] < _workspace_rows(program, P, H) or ws.partials.shape[1] != H:
             raise ValueError(f"workspace: too small for program {program.name!r} at {n_rows} rows x H={H}; use workspace_for(program, x)")
         if program.single_launch and ws.counter is None:
             raise ValueError(f"workspace: program {program.name!r} needs an arrival counter; use workspace_for(program, x)")
@@ -321,6 +321,12 @@ def backward(
             gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common,
             **meta, num_warps=warps, num_stages=lp.stages,
         )
+    if lp.reduce == "split":
+        splits, per_split, grid1, meta1, grid2, meta2, rwarps = split_reduce_meta(P, H)
+        first = partials[P:P + splits]
+        bk.reduce_partials_split_kernel[grid1](partials, first, P, H, per_split, **meta1, num_warps=rwarps)
+        bk.reduce_partials_wide_kernel[grid2](first, dw, splits, H, **meta2, num_warps=rwarps)
+        return dx, dw
     spec = reduce_meta(program, H)
     if spec is not None:
         kname, grid, rmeta, rwarps = spec
@@ -343,6 +349,26 @@ def tma_descriptor(r: Rows, H: int, rows: int, block_h: int):
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     return TensorDescriptor(r.tensor, [r.rows, H], [tma_row_stride(r), 1], [rows, block_h])
+
+
+def split_reduce_meta(P: int, H: int) -> tuple[int, int, tuple[int, int], dict, tuple[int], dict, int]:
+    """The two-pass reduce of the `.sr` programs' [P, H] FP64 partials (programs/backward.py
+    `reduce_partials_split_kernel` says why): (splits S, partial rows per split, first-pass grid and
+    compile-time arguments, second-pass grid and compile-time arguments, warps). The first pass
+    writes S FP64 rows into the workspace after the P partial rows (`workspace_for` allocates P + S);
+    the second is the wide reduce over those S rows. Not part of `reduce_meta`: that function's
+    source is in every program's fingerprint."""
+    rows_per_split, cols = 64, 32
+    splits = -(-P // rows_per_split)
+    n_cols = -(-H // cols)
+    return (splits, rows_per_split, (n_cols, splits), dict(BLOCK_P=rows_per_split, BLOCK_C=cols),
+            (n_cols,), dict(BLOCK_P=128, BLOCK_C=cols), 4)
+
+
+def _workspace_rows(program: Program, P: int, H: int) -> int:
+    """Rows of a two-launch program's workspace: its P partial rows, and for `.sr` programs the
+    first pass's rows after them."""
+    return P + (split_reduce_meta(P, H)[0] if program.launch.reduce == "split" else 0)
 
 
 def reduce_meta(program: Program, H: int) -> tuple[str, tuple[int], dict, int] | None:

@@ -278,6 +278,32 @@ def reduce_partials_wide_kernel(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl
 
 
 @triton.jit
+def reduce_partials_split_kernel(WS, FIRST, P, H, ROWS_PER_SPLIT, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+    """First pass of the `.sr` programs' reduce: program (c, s) sums partial rows
+    [s * ROWS_PER_SPLIT, (s + 1) * ROWS_PER_SPLIT) of BLOCK_C columns in FP64 into FIRST[s, :]; the
+    second pass (`reduce_partials_wide_kernel` over FIRST's rows) sums those. Fixed tiles and trees in
+    both passes: deterministic, and FP64 throughout like the wide reduce.
+
+    Why: with 16 programs per SM (the 256-wide head rows) the wide reduce runs H / 32 = 8 programs
+    over P = 2112 partial rows; ncu on the H200 (round 15, contiguous heads BF16 T 65536) had it at
+    44.8 us, 6 % achieved occupancy, beside a rows kernel of 143.0 us. Split 64 rows at a time the
+    first pass has 33 x 8 programs.
+    """
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cmask = cols < H
+    split = tl.program_id(1)
+    start = split * ROWS_PER_SPLIT
+    end = tl.minimum(start + ROWS_PER_SPLIT, P)
+    acc = tl.zeros([BLOCK_C], dtype=tl.float64)
+    for p0 in range(start, end, BLOCK_P):
+        ps = tl.arange(0, BLOCK_P).to(tl.int64) + p0
+        m = (ps < end)[:, None] & cmask[None, :]
+        part = tl.load(WS + ps[:, None] * H + cols[None, :], mask=m, other=0.0, cache_modifier=".cg")
+        acc += tl.sum(part.to(tl.float64), axis=0)
+    tl.store(FIRST + split.to(tl.int64) * H + cols, acc, mask=cmask)
+
+
+@triton.jit
 def reduce_partials_kernel(WS, DW, P, H, BLOCK: tl.constexpr):
     """One program per BLOCK columns: the fixed-order reduce of the `pair` families."""
     c0 = tl.program_id(0) * BLOCK

@@ -191,7 +191,8 @@ def test_static_row_forward_programs(name):
                                      ("plain", "residual", "heads_strided", "heads_contiguous"))
 
 
-WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_cast == "fp32"]
+# `.sr` twins are checked against their `.wr` base (test_split_reduce_programs_match_their_wide_twin).
+WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_cast == "fp32" and p.launch.reduce != "split"]
 
 
 @pytest.mark.parametrize("name", WEIGHT_CAST_PROGRAMS)
@@ -247,7 +248,7 @@ def test_split_rstd_products_are_exact():
     assert float(((g * (x * r)).double() - exact).abs().div(exact.abs()).max()) > 2.0**-31
 
 
-XS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.products == "split_rstd"]
+XS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.products == "split_rstd" and p.launch.reduce != "split"]
 
 
 @pytest.mark.parametrize("name", XS_PROGRAMS)
@@ -323,6 +324,70 @@ def test_wide_reduce_sums_more_partials_than_one_tile():
     bk.reduce_partials_wide_kernel[(-(-H // runner.WIDE_RED_COLS),)](
         ws, dw, P, H, BLOCK_P=runner.WIDE_RED_ROWS, BLOCK_C=runner.WIDE_RED_COLS)
     torch.testing.assert_close(dw, ws.sum(0).float(), rtol=1e-6, atol=1e-12)
+
+
+SPLIT_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "split"]
+
+
+@pytest.mark.parametrize("name", SPLIT_REDUCE_PROGRAMS)
+def test_split_reduce_programs_match_their_wide_twin(name, monkeypatch):
+    """`.sr` programs differ from their `.wr` twin only in the partials reduce: dx bitwise equal, dw
+    equal up to the FP64 summation order, and bitwise the same run to run. 12 SMs make the grid (and
+    P) large enough for several splits: 16 programs per SM give P = 192, three splits of 64."""
+    monkeypatch.setattr(runner, "sm_count", lambda device: 12)
+    twin = registry.get(name.removesuffix(".sr"))
+    prog = registry.get(name)
+    assert twin.launch.reduce == "wide" and replace(prog, name=twin.name, launch=twin.launch, description=twin.description) == twin
+    for form, T, H in (("plain", 400, 256), ("heads_contiguous", 60, 256), ("residual", 33, 200)):
+        w_dtype = "bf16" if "bf16" in prog.w_dtypes and T % 2 == 0 else "fp32"
+        if not prog.supports(H, form, w_dtype):
+            continue
+        inp = inputs("same_sign", T, H, w_dtype, form=form, seed=T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx2, dw2, _ = run_backward_checked(twin, inp)
+        assert torch.equal(dx, dx2)
+        torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+        dx3, dw3, _ = run_backward_checked(prog, inp)
+        assert torch.equal(dw, dw3) and torch.equal(dx, dx3)
+
+
+def test_split_reduce_sums_every_partial_row_once():
+    """Both passes of the `.sr` reduce, with the last split short (P not a multiple of 64) and H not
+    a multiple of the 32-column block: the FP64 sum of every partial row; the first pass's rows
+    after the P partial rows hold the per-split sums."""
+    from cake_kernels.programs import backward as bk
+
+    P, H = 301, 70
+    splits, per_split, grid1, meta1, grid2, meta2, _ = runner.split_reduce_meta(P, H)
+    assert (splits, per_split, grid1, grid2) == (5, 64, (3, 5), (3,))
+    ws = torch.randn(P + splits, H, dtype=torch.float64)
+    ws[P:] = float("nan")
+    dw = torch.full((H,), float("nan"), dtype=torch.float32)
+    first = ws[P:]
+    bk.reduce_partials_split_kernel[grid1](ws, first, P, H, per_split, **meta1)
+    bk.reduce_partials_wide_kernel[grid2](first, dw, splits, H, **meta2)
+    for s in range(splits):
+        torch.testing.assert_close(first[s], ws[s * 64:min(P, (s + 1) * 64)].sum(0), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(dw, ws[:P].sum(0).float(), rtol=1e-6, atol=1e-12)
+
+
+def test_split_reduce_workspace_holds_the_first_pass_rows():
+    prog = registry.get(SPLIT_REDUCE_PROGRAMS[0])
+    x = torch.zeros(300, 256, dtype=torch.bfloat16)
+    P = min(300, prog.launch.programs_per_sm * runner.sm_count(x.device))
+    ws = runner.workspace_for(prog, x)
+    assert ws.partials.shape == (P + runner.split_reduce_meta(P, 256)[0], 256)
+    short = runner.Workspace(ws.partials[:P], None, None)
+    inp = inputs("gaussian", 300, 256, "fp32", seed=1)
+    with pytest.raises(ValueError, match="workspace: too small"):
+        run_backward_checked(prog, inp, workspace=short)
+
+
+def test_split_reduce_needs_a_two_launch_compensated_program():
+    with pytest.raises(ValueError, match="reduce='split' needs a two-launch compensated persistent program"):
+        registry.Program("bwd.x", "bwd", "pair", True, registry.LaunchPolicy("persistent", reduce="split"), "", mode=1)
+    with pytest.raises(ValueError, match="reduce: 'halves' is not one of"):
+        registry.LaunchPolicy("persistent", reduce="halves")
 
 
 @pytest.mark.parametrize("name", FAMILY_REPRESENTATIVES)
