@@ -103,7 +103,7 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
         sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL}
         out = [(runner.backward_rows_kernel(program), sig, meta, warps)]
     if program.launch.reduce == "split":
-        _, _, _, meta1, _, meta2, rwarps = runner.split_reduce_meta(program.launch.programs_per_sm * 132, H)
+        _, _, _, meta1, _, meta2, rwarps = runner.split_reduce_meta(1, H)  # P sizes the grids only, not the builds
         red = {"WS": ws, "DW": "*fp32", "P": "i32", "H": "i32"}
         out.append((bk.reduce_partials_split_kernel, {"WS": ws, "FIRST": "*fp64", "P": "i32", "H": "i32",
                                                        "ROWS_PER_SPLIT": "i32"}, meta1, rwarps))
