@@ -54,8 +54,12 @@ def test_registry_contract():
         lp = p.launch
         assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
         parts = p.name.split(".")
+        # `.sr` twins (two-pass reduce) are their `.wr` base's name plus `.sr`, the last part
+        assert (lp.reduce == "split") == (parts[-1] == "sr") and (lp.reduce == "split") <= ("wr" in parts), p.name
+        if lp.reduce == "split":
+            parts = parts[:-1]
         assert lp.prefetch == ("pf" in parts), p.name
-        assert (lp.reduce == "wide") == ("wr" in parts), p.name
+        assert (lp.reduce in ("wide", "split")) == ("wr" in parts), p.name
         assert (lp.loads == "tma") == (parts[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
         assert lp.split_h == ("sp" in parts), p.name
         assert (lp.weight_load == "beside_rows") == (parts[-1] == "wx"), p.name
