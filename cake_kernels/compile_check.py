@@ -102,17 +102,17 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
     else:
         sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL}
         out = [(runner.backward_rows_kernel(program), sig, meta, warps)]
+    red_sig = {"WS": ws, "DW": "*fp32", "P": "i32", "H": "i32"}
     if program.launch.reduce == "split":
         _, _, _, meta1, _, meta2, rwarps = runner.split_reduce_meta(1, H)  # P sizes the grids only, not the builds
-        red = {"WS": ws, "DW": "*fp32", "P": "i32", "H": "i32"}
         out.append((bk.reduce_partials_split_kernel, {"WS": ws, "FIRST": "*fp64", "P": "i32", "H": "i32",
                                                        "ROWS_PER_SPLIT": "i32"}, meta1, rwarps))
-        out.append((bk.reduce_partials_wide_kernel, red, meta2, rwarps))
+        out.append((bk.reduce_partials_wide_kernel, red_sig, meta2, rwarps))
         return out
     spec = runner.reduce_meta(program, H)
     if spec is not None:
         kname, _, rmeta, rwarps = spec
-        out.append((getattr(bk, kname), {"WS": ws, "DW": "*fp32", "P": "i32", "H": "i32"}, rmeta, rwarps))
+        out.append((getattr(bk, kname), red_sig, rmeta, rwarps))
     return out
 
 
