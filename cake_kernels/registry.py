@@ -434,12 +434,19 @@ def _catalog() -> list[Program]:
     # (ncu); p1x.r8.w16 spills at H 2048 (108 B) and is 3-4x slower. Both stay, measured and never routed.
     # p8x.r2.w2 (registered after round 7, not measured by the harness yet) was the fastest shape in the
     # round-7 probe at H 512, T 1M: 895 us against p4x.r4.w2's 932 (scripts/device/twosum_probe.py).
+    # p16x.r2.w1 and p12x.r2.w1 (session 16, for the 256-wide head rows): round 15's ncu had the routed
+    # p16x.w1 rows kernel latency-bound (58 % of DRAM peak, 24 % achieved occupancy, contiguous heads
+    # BF16 T 65536), with about 2 KB per program in flight (this row and the prefetched next). A
+    # two-row tile doubles that at the same 16 programs per SM: compile_check (Triton 3.9, sm_90a,
+    # H 256) gives the `.xs` build 123 registers against 101 for one row, so 16 stay resident
+    # (16 up to 128 registers); p12x is the margin should Triton 3.6 allocate more (resident up to 170).
     for ppsm, rows, warps, split, h_max in (
             (1, 1, 16, False, H_MAX), (2, 1, 8, False, H_MAX), (2, 1, 4, False, H_MAX), (4, 1, 4, False, H_MAX),
             (2, 2, 8, False, H_MAX), (2, 1, 16, False, narrow), (8, 1, 4, False, 1024), (8, 1, 2, False, 1024),
             (16, 1, 2, False, 256), (16, 1, 1, False, 256), (1, 1, 16, True, H_MAX), (2, 1, 8, True, H_MAX), (2, 1, 16, True, H_MAX),
             (10, 1, 2, False, 512), (7, 2, 2, False, 512), (4, 4, 2, False, 512), (1, 4, 8, False, narrow),
-            (1, 8, 16, False, narrow), (8, 2, 2, False, 512), (2, 2, 8, True, H_MAX)):
+            (1, 8, 16, False, narrow), (8, 2, 2, False, 512), (2, 2, 8, True, H_MAX),
+            (16, 2, 1, False, 256), (12, 2, 1, False, 256)):
         sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.fw.pf.wr" + (".sp" if split else "")
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         tile = (f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step") + ", next tile prefetched"
@@ -475,7 +482,8 @@ def _catalog() -> list[Program]:
     # columns; session 11's ncu: the padded 2048-wide tile issues H 2048's instructions for 3/4 of its bytes).
     by_name = {p.name: p for p in progs}
     xs_bases = ("p8x.r2.w2.fw.pf.wr", "p4x.r4.w2.fw.pf.wr", "p2x.r2.w8.fw.pf.wr", "p2x.r2.w8.fw.pf.wr.sp",
-                "p1x.r4.w8.fw.pf.wr", "p2x.w4.fw.pf.wr", "p1x.w16.fw.pf.wr", "p2x.w8.fw.pf.wr.sp", "p16x.w1.fw.pf.wr")
+                "p1x.r4.w8.fw.pf.wr", "p2x.w4.fw.pf.wr", "p1x.w16.fw.pf.wr", "p2x.w8.fw.pf.wr.sp", "p16x.w1.fw.pf.wr",
+                "p16x.r2.w1.fw.pf.wr", "p12x.r2.w1.fw.pf.wr")
     for base in xs_bases:
         progs.append(_twin(by_name[f"bwd.twosum_pair.{base}"], "xs", "its products made exact by a split rstd "
                            "instead of mul.rn and FMA residuals (four multiplies per element)", products="split_rstd"))
@@ -487,8 +495,8 @@ def _catalog() -> list[Program]:
                  "twosum_pair.p2x.r2.w8.fw.pf.wr", "twosum_pair.p2x.w8.fw.pf.wr", "twosum_pair.p2x.w4.fw.pf",
                  "twosum_pair.p2x.w4.fw.pf.wr", "twosum_pair.p1x.w16.fw.pf.wr", "twosum_pair.p16x.w1.fw.pf.wr",
                  "twosum_pair.p1x.w16.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.sp",
-                 "twosum.p2x.w8.fw.pf", "twosum_pair.p2x.r2.w8.fw.pf.wr.sp",
-                 *(f"twosum_pair.{b}.xs" for b in xs_bases)):
+                 "twosum.p2x.w8.fw.pf", "twosum_pair.p2x.r2.w8.fw.pf.wr.sp", "twosum_pair.p16x.r2.w1.fw.pf.wr",
+                 "twosum_pair.p12x.r2.w1.fw.pf.wr", *(f"twosum_pair.{b}.xs" for b in xs_bases)):
         progs.append(_twin(by_name[f"bwd.{base}"], "wc", "a BF16 weight cast to FP32 first so that the FP32-weight "
                            "build runs (BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32"))
     # `.sr` (reduce, above): two-pass reduce twins of the `.wr` programs routed at H <= 512, where
@@ -496,10 +504,19 @@ def _catalog() -> list[Program]:
     # of 188 at contiguous heads BF16 T 65536).
     by_name = {p.name: p for p in progs}
     for base in ("p16x.w1.fw.pf.wr", "p16x.w1.fw.pf.wr.xs", "p10x.w2.fw.pf.wr", "p8x.w2.fw.pf.wr",
-                 "p4x.r4.w2.fw.pf.wr.xs", "p4x.r4.w2.fw.pf.wr.xs.wc"):
+                 "p4x.r4.w2.fw.pf.wr.xs", "p4x.r4.w2.fw.pf.wr.xs.wc", "p16x.r2.w1.fw.pf.wr.xs", "p16x.r2.w1.fw.pf.wr.xs.wc",
+                 "p12x.r2.w1.fw.pf.wr.xs", "p12x.r2.w1.fw.pf.wr.xs.wc"):
         progs.append(_twin(by_name[f"bwd.twosum_pair.{base}"], "sr", "its partials reduced in two passes (64 partial "
                            "rows per program, then the wide reduce over those sums)", reduce="split"))
-    for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4)):
+    # One-warp column tasks (session 16) for T <= 16 at narrow rows, where the backward is launch- and
+    # latency-bound: the one failing T <= 256 row is H 512 FP32 T 1, c32.w4 at 1.63 us against
+    # torch.compile's 1.38 (the one-warp `.hs` forward takes 1.31). With 4 warps a [rows, 32] column
+    # tile spreads its rows over warps and the row task's sum crosses warps: both go through shared
+    # memory with barriers (compile_check, sm_90a, H 512: 1,024 bytes). One warp and a tile at least
+    # 128 columns wide keep every column's rows in one thread and the row sum in shuffles: 0 bytes
+    # of shared memory at H 512 for c128.w1 and c256.w1 (c64.w1: 1,024). Wider rows get more warps
+    # (`warps_for`), as every program does.
+    for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4), (128, 8, 1), (256, 4, 1), (64, 8, 1)):
         progs.append(Program(
             f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,
             LaunchPolicy("column_tasks", rows=1, warps=warps, column_block=cb, column_rows=crows),
