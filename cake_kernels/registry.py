@@ -55,6 +55,14 @@ class LaunchPolicy:
     (`.c{chunk}`): sums of squares into a [rows, chunk] FP32 accumulator, then the rows re-read
     (L1/L2 hits) and normalised chunk by chunk; 0 holds the whole row in registers (programs/forward.py
     `rmsnorm_fwd_looped_kernel` says why).
+    heads_rows: how a program addresses a contiguous per-head view [T, NH, 256]: `indexed` (each row r
+    at (r // NH) * stride_t + (r % NH) * stride_h, NH a run-time argument) or `flat` (names end `.fl`:
+    when every per-head operand's heads follow one another in memory, its T * NH rows are addressed
+    as plain rows with NH = 1, which Triton's launcher compiles in as a constant, so the 64-bit
+    division per row leaves the build; other views are addressed by head as before). compile_check
+    (Triton 3.9, sm_90a, H 256): the loop of `p16x.w1.fw.pf.wr` is 405 SASS instructions indexed
+    against 333 flat, `p8x.w2.fw.pf.wr` 272 against 206, `column_task.c32.w4` 945 against 306 (one
+    division per row of a 64-row column tile), and the one-row `.hs` forward 320 against 288.
     static_h: a forward compiled for each H (H a compile-time constant, as torch.compile compiles it;
     names end `.hs`). With a chunk: the looped forward with its chunk loop unrolled, and with one row
     per tile and H a multiple of the chunk no masks (programs/forward.py
@@ -93,8 +101,11 @@ class LaunchPolicy:
     products: str = "eft"
     chunk: int = 0
     static_h: bool = False
+    heads_rows: str = "indexed"
 
     def __post_init__(self) -> None:
+        if self.heads_rows not in ("indexed", "flat"):
+            raise ValueError(f"heads_rows: {self.heads_rows!r} is not one of ('indexed', 'flat')")
         if self.fold_in not in ("registers", "workspace"):
             raise ValueError(f"fold_in: {self.fold_in!r} is not one of ('registers', 'workspace')")
         if self.reduce not in ("serial", "wide", "split"):
@@ -186,7 +197,7 @@ class Program:
         launch = asdict(self.launch)
         for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none"),
                              ("products", "eft"), ("chunk", 0),
-                             ("static_h", False)):
+                             ("static_h", False), ("heads_rows", "indexed")):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -522,6 +533,19 @@ def _catalog() -> list[Program]:
             LaunchPolicy("column_tasks", rows=1, warps=warps, column_block=cb, column_rows=crows),
             f"one launch, no workspace: column tasks own {cb} whole dw columns (rows summed in fixed order, FP64 across tiles of {crows}); row tasks write dx",
             bwd_mod))
+    # `.fl` (heads_rows, above): flat-row twins, for contiguous heads only (anywhere else a twin runs
+    # as its base), of the programs the table routes there after round 15 and of this session's
+    # candidates for the head rows. Contiguous heads hold the worst backward rows against copy
+    # (66.8-71.5 % at T >= 65536) and two of the forward rows below torch.compile at T 1.
+    by_name = {p.name: p for p in progs}
+    for base in ("fwd.row.r1.w1.c256.hs", "fwd.row.r4.w2.c512.hs", "fwd.row.r8.w4.c256.hs", "fwd.row.r8.w4.c512.hs",
+                 "fwd.row.r1.w1.hs", "bwd.column_task.c32.w4", "bwd.column_task.c128.w1", "bwd.column_task.c256.w1",
+                 *(f"bwd.twosum_pair.{b}" for b in (
+                     "p10x.w2.fw.pf.wr", "p16x.w1.fw.pf.wr", "p16x.w1.fw.pf.wr.xs.sr", "p2x.r2.w8.fw.pf.wr", "p2x.w8.fw.pf.wr",
+                     "p8x.w2.fw.pf.wr", "p16x.r2.w1.fw.pf.wr.xs.sr", "p16x.r2.w1.fw.pf.wr.xs.wc.sr",
+                     "p12x.r2.w1.fw.pf.wr.xs.sr"))):
+        progs.append(replace(_twin(by_name[base], "fl", "contiguous heads addressed as flat rows (no per-row division)",
+                                   heads_rows="flat"), forms=("heads_contiguous",)))
     return progs
 
 

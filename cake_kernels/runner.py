@@ -60,8 +60,26 @@ def w_dtype_name(weight: torch.Tensor) -> str:
         raise TypeError(f"weight: dtype {weight.dtype} is not accepted; use torch.bfloat16 or torch.float32") from None
 
 
-def rows_of(name: str, t: torch.Tensor, H: int) -> Rows:
-    """Row addressing of `t` ([..., H], last dimension contiguous), without copying when possible."""
+def heads_follow(t: torch.Tensor | None) -> bool:
+    """Whether a per-head view [T, NH, H]'s heads follow one another in memory (stride(0) = NH x
+    stride(1), or a single token or head), so that its T x NH rows are plain rows of stride stride(1)."""
+    if t is None or t.dim() != 3:
+        return True
+    T, NH = t.shape[0], t.shape[1]
+    return T <= 1 or NH <= 1 or t.stride(0) == NH * t.stride(1)
+
+
+def flat_heads(program: Program, *views: torch.Tensor | None) -> bool:
+    """Whether `program` addresses these operands as flat rows: a `.fl` program (heads_rows `flat`)
+    given per-head views whose heads all follow one another. One NH serves every operand of a launch,
+    so one operand that does not flatten keeps them all indexed by head."""
+    return program.launch.heads_rows == "flat" and all(heads_follow(v) for v in views)
+
+
+def rows_of(name: str, t: torch.Tensor, H: int, flat: bool = False) -> Rows:
+    """Row addressing of `t` ([..., H], last dimension contiguous), without copying when possible.
+    `flat` (see `flat_heads`): a per-head view whose heads follow one another is addressed as plain
+    rows (NH = 1) instead of by head."""
     if t.dim() == 0 or t.shape[-1] != H:
         raise ValueError(f"{name}: expected shape [..., {H}], got {list(t.shape)}")
     if t.stride(-1) != 1 and t.numel() > 0 and H > 1:
@@ -74,6 +92,10 @@ def rows_of(name: str, t: torch.Tensor, H: int) -> Rows:
     if t.dim() == 2:
         return Rows(t, 1, t.stride(0), 0, t.shape[0])
     if t.dim() == 3:
+        if flat and heads_follow(t):
+            # NH = 1 is compiled in as a constant by Triton's launcher (it specializes integers equal
+            # to 1): no row // NH division per row in the build (registry.LaunchPolicy heads_rows).
+            return Rows(t, 1, t.stride(1) if t.shape[1] > 1 else t.stride(0), 0, t.shape[0] * t.shape[1])
         return Rows(t, t.shape[1], t.stride(0), t.stride(1), t.shape[0] * t.shape[1])
     flat = t.reshape(-1, H)  # a view when the leading dims collapse, else the one copy
     return Rows(flat, 1, flat.stride(0), 0, flat.shape[0])
@@ -193,8 +215,9 @@ def forward(
     if program.launch.grid == "reference":
         y, rstd, h_new = reference_forward(x, weight, eps, residual)
         return _into(y_out, y), _into(rstd_out, rstd), (_into(h_out, h_new) if h_new is not None else None)
-    xr = rows_of("x", x, H)
-    rr = rows_of("residual", residual, H) if residual is not None else None
+    flat = flat_heads(program, x, residual)
+    xr = rows_of("x", x, H, flat)
+    rr = rows_of("residual", residual, H, flat) if residual is not None else None
     y = _out("y_out", y_out, x.shape, torch.bfloat16, x.device)
     rstd = _out("rstd_out", rstd_out, x.shape[:-1], torch.float32, x.device)
     h_new = _out("h_out", h_out, x.shape, torch.bfloat16, x.device) if residual is not None else None
@@ -263,7 +286,8 @@ def backward(
         dx, dw = reference_backward(g, x, weight, rstd, g_h_new)
         return _into(dx_out, dx), _into(dw_out, dw)
     rstd = rstd.reshape(-1).contiguous()
-    gr, xr = rows_of("g", g, H), rows_of("x", x, H)
+    flat = flat_heads(program, g, x, g_h_new)
+    gr, xr = rows_of("g", g, H, flat), rows_of("x", x, H, flat)
     if program.launch.loads == "tma" and n_rows and (tma_row_stride(gr) is None or tma_row_stride(xr) is None):
         # A view TMA cannot read in place (base or row stride not 16-byte aligned, or uneven rows):
         # the pointer-load twin does the same work, with the same programs and partials.
@@ -271,7 +295,7 @@ def backward(
         if workspace is not None and workspace.partials is not None and workspace.partials.shape[0] < _grid_programs(fb, n_rows, x.device):
             workspace = None  # sized for this program's grid: the fallback allocates its own
         return backward(fb, g, x, weight, rstd, g_h_new, workspace, dx_out=dx_out, dw_out=dw_out)
-    gres = rows_of("g_h_new", g_h_new, H) if g_h_new is not None else None
+    gres = rows_of("g_h_new", g_h_new, H, flat) if g_h_new is not None else None
     dx = _out("dx_out", dx_out, x.shape, torch.bfloat16, x.device)
     dw = _out("dw_out", dw_out, (H,), torch.float32, x.device)
     if n_rows == 0:

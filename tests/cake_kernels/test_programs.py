@@ -54,6 +54,10 @@ def test_registry_contract():
         lp = p.launch
         assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
         parts = p.name.split(".")
+        # `.fl` twins (flat head rows) are their base's name plus `.fl`, the last part
+        assert (lp.heads_rows == "flat") == (parts[-1] == "fl"), p.name
+        if lp.heads_rows == "flat":
+            parts = parts[:-1]
         # `.sr` twins (two-pass reduce) are their `.wr` base's name plus `.sr`, the last part
         assert (lp.reduce == "split") == (parts[-1] == "sr") and (lp.reduce == "split") <= ("wr" in parts), p.name
         if lp.reduce == "split":
@@ -71,7 +75,7 @@ def test_registry_contract():
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
 
-SPLIT_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.split_h]
+SPLIT_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.split_h) and p.launch.heads_rows == "indexed"]
 
 
 @pytest.mark.parametrize("name", SPLIT_PROGRAMS)
@@ -107,7 +111,7 @@ def test_split_row_programs(name):
                     torch.testing.assert_close(dw, dw2, rtol=1e-5, atol=1e-5)
 
 
-WEIGHT_READ_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_load != "hoisted"]
+WEIGHT_READ_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_load != "hoisted") and p.launch.heads_rows == "indexed"]
 
 
 @pytest.mark.parametrize("name", WEIGHT_READ_PROGRAMS)
@@ -143,7 +147,7 @@ def _check_against_register_held_row(prog, shapes, head_forms):
             assert (h is None and h2 is None) or torch.equal(h, h2)
 
 
-LOOPED_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.chunk]
+LOOPED_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.chunk) and p.launch.heads_rows == "indexed"]
 
 
 @pytest.mark.parametrize("name", LOOPED_PROGRAMS)
@@ -178,7 +182,7 @@ def test_looped_launch_policy_is_validated():
             registry.LaunchPolicy(**{"grid": "row_blocks", "static_h": True, **bad})
 
 
-STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.static_h and not p.launch.chunk]
+STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.static_h and not p.launch.chunk) and p.launch.heads_rows == "indexed"]
 
 
 @pytest.mark.parametrize("name", STATIC_ROW_PROGRAMS)
@@ -196,7 +200,7 @@ def test_static_row_forward_programs(name):
 
 
 # `.sr` twins are checked against their `.wr` base (test_split_reduce_programs_match_their_wide_twin).
-WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.weight_cast == "fp32" and p.launch.reduce != "split"]
+WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_cast == "fp32" and p.launch.reduce != "split") and p.launch.heads_rows == "indexed"]
 
 
 @pytest.mark.parametrize("name", WEIGHT_CAST_PROGRAMS)
@@ -252,7 +256,7 @@ def test_split_rstd_products_are_exact():
     assert float(((g * (x * r)).double() - exact).abs().div(exact.abs()).max()) > 2.0**-31
 
 
-XS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.products == "split_rstd" and p.launch.reduce != "split"]
+XS_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.products == "split_rstd" and p.launch.reduce != "split") and p.launch.heads_rows == "indexed"]
 
 
 @pytest.mark.parametrize("name", XS_PROGRAMS)
@@ -296,7 +300,7 @@ def test_launch_policy_rejects_an_unknown_fold_location():
         registry.LaunchPolicy("persistent", weight_cast="fp16")
 
 
-WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "wide"]
+WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "wide") and p.launch.heads_rows == "indexed"]
 
 
 @pytest.mark.parametrize("name", WIDE_REDUCE_PROGRAMS)
@@ -330,7 +334,7 @@ def test_wide_reduce_sums_more_partials_than_one_tile():
     torch.testing.assert_close(dw, ws.sum(0).float(), rtol=1e-6, atol=1e-12)
 
 
-SPLIT_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "split"]
+SPLIT_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "split") and p.launch.heads_rows == "indexed"]
 
 
 @pytest.mark.parametrize("name", SPLIT_REDUCE_PROGRAMS)
@@ -452,7 +456,7 @@ def test_t_zero_launches_nothing_and_dw_is_zero():
         assert torch.equal(dw, torch.zeros(64))
 
 
-TMA_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.loads == "tma"]
+TMA_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.loads == "tma") and p.launch.heads_rows == "indexed"]
 
 
 @pytest.mark.parametrize("name", TMA_PROGRAMS)
@@ -494,3 +498,55 @@ def test_tma_program_falls_back_on_a_view_it_cannot_describe():
             assert torch.equal(dw, dw2)  # the fallback ran
         else:
             torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+
+
+# `.fl` twins are left out of the family lists above: each is checked against its base here.
+FLAT_HEADS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.heads_rows == "flat"]
+
+
+def _rows_fields(r: runner.Rows) -> tuple:
+    return (r.tensor.data_ptr(), r.NH, r.st, r.sh, r.rows)
+
+
+def test_rows_of_flattens_only_heads_that_follow_one_another():
+    x = torch.zeros(5, 4, 256, dtype=torch.bfloat16)
+    assert _rows_fields(runner.rows_of("x", x, 256, flat=True)) == (x.data_ptr(), 1, 256, 0, 20)
+    assert _rows_fields(runner.rows_of("x", x, 256)) == (x.data_ptr(), 4, 1024, 256, 20)
+    gap = torch.zeros(5, 6, 256, dtype=torch.bfloat16)[:, :4]  # heads of a token followed by 2 other heads
+    assert not runner.heads_follow(gap)
+    assert _rows_fields(runner.rows_of("x", gap, 256, flat=True)) == (gap.data_ptr(), 4, 1536, 256, 20)
+    one_token = torch.zeros(3, 6, 256, dtype=torch.bfloat16)[1:2, :4]
+    assert _rows_fields(runner.rows_of("x", one_token, 256, flat=True)) == (one_token.data_ptr(), 1, 256, 0, 4)
+    one_head = torch.zeros(5, 8, 256, dtype=torch.bfloat16)[:, 2:3]
+    assert _rows_fields(runner.rows_of("x", one_head, 256, flat=True)) == (one_head.data_ptr(), 1, 2048, 0, 5)
+    prog, base = registry.get("bwd.twosum_pair.p16x.w1.fw.pf.wr.fl"), registry.get("bwd.twosum_pair.p16x.w1.fw.pf.wr")
+    assert runner.flat_heads(prog, x, x, None) and not runner.flat_heads(base, x, x, None)
+    assert not runner.flat_heads(prog, x, gap, None)  # one NH per launch: one operand keeps them all indexed
+    with pytest.raises(ValueError, match="heads_rows"):
+        registry.LaunchPolicy("persistent", heads_rows="flatten")
+
+
+@pytest.mark.parametrize("name", FLAT_HEADS_PROGRAMS)
+def test_flat_head_rows_match_their_base(name, monkeypatch):
+    """`.fl` twins read the same rows in the same order as their base: outputs bit for bit the
+    base's on contiguous heads (addressed as flat rows), on heads that do not follow one another
+    (addressed by head, as the base) and on plain rows; and in budget against FP64."""
+    monkeypatch.setattr(runner, "sm_count", lambda device: 3)  # several tiles and partials per program
+    prog, base = registry.get(name), registry.get(name.removesuffix(".fl"))
+    assert replace(prog, name=base.name, launch=base.launch, description=base.description, forms=base.forms) == base
+    assert prog.launch == replace(base.launch, heads_rows="flat") and prog.forms == ("heads_contiguous",)
+    assert prog.fingerprint != base.fingerprint
+    w_dtype = prog.w_dtypes[0]
+    inp = inputs("outlier_rows", 37, 256, w_dtype, form="heads_contiguous", seed=5)
+    assert runner.flat_heads(prog, inp.x, inp.g, None)
+    pad = lambda t: torch.cat([t, torch.zeros_like(t[:, :1])], dim=1)[:, :-1]  # noqa: E731 (heads with a gap)
+    gapped = replace(inp, x=pad(inp.x), g=pad(inp.g))
+    assert not runner.heads_follow(gapped.x) and torch.equal(gapped.x, inp.x)
+    plain = inputs("gaussian", 21, 256, w_dtype, seed=6)
+    for case in (inp, gapped, plain):
+        if prog.op == "fwd":
+            got, want = run_forward_checked(prog, case), run_forward_checked(base, case)
+        else:
+            got, want = run_backward_checked(prog, case)[:2], run_backward_checked(base, case)[:2]
+        for a, b in zip(got, want):
+            assert (a is None and b is None) or torch.equal(a, b), name
