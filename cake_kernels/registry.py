@@ -55,6 +55,12 @@ class LaunchPolicy:
     (`.c{chunk}`): sums of squares into a [rows, chunk] FP32 accumulator, then the rows re-read
     (L1/L2 hits) and normalised chunk by chunk; 0 holds the whole row in registers (programs/forward.py
     `rmsnorm_fwd_looped_kernel` says why).
+    stats: how a forward computes rstd: `ieee` (the mean and rstd by IEEE division and square root,
+    `common.rstd_of`) or `fast` (names end `.fs`: the mean as a product by the constant 1/H and
+    `rsqrt.approx`, `common.rstd_fast`; relative error below 2^-22, against the contract's 1e-5).
+    One-row `.hs` forwards only, where the three IEEE refinement sequences sit on the critical path
+    of a launch-bound row (the forward's T <= 256 rows below torch.compile and Liger by 1-13 % after
+    round 15; torch.compile's kernels use the approximate rsqrt).
     heads_rows: how a program addresses a contiguous per-head view [T, NH, 256]: `indexed` (each row r
     at (r // NH) * stride_t + (r % NH) * stride_h, NH a run-time argument) or `flat` (names end `.fl`:
     when every per-head operand's heads follow one another in memory, its T * NH rows are addressed
@@ -102,8 +108,14 @@ class LaunchPolicy:
     chunk: int = 0
     static_h: bool = False
     heads_rows: str = "indexed"
+    stats: str = "ieee"
 
     def __post_init__(self) -> None:
+        if self.stats not in ("ieee", "fast"):
+            raise ValueError(f"stats: {self.stats!r} is not one of ('ieee', 'fast')")
+        if self.stats == "fast" and not (self.static_h and not self.chunk):
+            raise ValueError("stats: 'fast' is implemented by the one-row forward compiled per H only "
+                             "(static_h=True, chunk=0)")
         if self.heads_rows not in ("indexed", "flat"):
             raise ValueError(f"heads_rows: {self.heads_rows!r} is not one of ('indexed', 'flat')")
         if self.fold_in not in ("registers", "workspace"):
@@ -197,7 +209,7 @@ class Program:
         launch = asdict(self.launch)
         for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none"),
                              ("products", "eft"), ("chunk", 0),
-                             ("static_h", False), ("heads_rows", "indexed")):
+                             ("static_h", False), ("heads_rows", "indexed"), ("stats", "ieee")):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -533,13 +545,18 @@ def _catalog() -> list[Program]:
             LaunchPolicy("column_tasks", rows=1, warps=warps, column_block=cb, column_rows=crows),
             f"one launch, no workspace: column tasks own {cb} whole dw columns (rows summed in fixed order, FP64 across tiles of {crows}); row tasks write dx",
             bwd_mod))
+    # `.fs` (stats, above): fast-statistics twins of the one-row `.hs` forwards.
+    by_name = {p.name: p for p in progs}
+    for warps in (1, 2, 4, 8, 16):
+        progs.append(_twin(by_name[f"fwd.row.r1.w{warps}.hs"], "fs", "rstd by the approximate rsqrt of the mean "
+                           "(a product by 1/H)", stats="fast"))
     # `.fl` (heads_rows, above): flat-row twins, for contiguous heads only (anywhere else a twin runs
     # as its base), of the programs the table routes there after round 15 and of this session's
     # candidates for the head rows. Contiguous heads hold the worst backward rows against copy
     # (66.8-71.5 % at T >= 65536) and two of the forward rows below torch.compile at T 1.
     by_name = {p.name: p for p in progs}
     for base in ("fwd.row.r1.w1.c256.hs", "fwd.row.r4.w2.c512.hs", "fwd.row.r8.w4.c256.hs", "fwd.row.r8.w4.c512.hs",
-                 "fwd.row.r1.w1.hs", "bwd.column_task.c32.w4", "bwd.column_task.c128.w1", "bwd.column_task.c256.w1",
+                 "fwd.row.r1.w1.hs", "fwd.row.r1.w1.hs.fs", "fwd.row.r1.w2.hs.fs", "bwd.column_task.c32.w4", "bwd.column_task.c128.w1", "bwd.column_task.c256.w1",
                  *(f"bwd.twosum_pair.{b}" for b in (
                      "p10x.w2.fw.pf.wr", "p16x.w1.fw.pf.wr", "p16x.w1.fw.pf.wr.xs.sr", "p2x.r2.w8.fw.pf.wr", "p2x.w8.fw.pf.wr",
                      "p8x.w2.fw.pf.wr", "p16x.r2.w1.fw.pf.wr.xs.sr", "p16x.r2.w1.fw.pf.wr.xs.wc.sr",

@@ -421,7 +421,7 @@ def forward_kernel(program: Program):
 
     lp = program.launch
     if lp.static_h and not lp.chunk:
-        return fw.rmsnorm_fwd_row_static_kernel
+        return fw.rmsnorm_fwd_row_static_fast_kernel if lp.stats == "fast" else fw.rmsnorm_fwd_row_static_kernel
     if lp.chunk:
         return fw.rmsnorm_fwd_looped_static_kernel if lp.static_h else fw.rmsnorm_fwd_looped_kernel
     if lp.weight_load == "beside_rows":

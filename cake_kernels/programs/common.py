@@ -57,6 +57,17 @@ def rstd_of_sumsq(ss, H_f, eps):
 
 
 @triton.jit
+def rstd_fast(ss, H_C: tl.constexpr, eps):
+    """rstd from a row's FP32 sum of squares with H a compile-time constant: the mean as a product by
+    1/H (a constant) and `rsqrt.approx.f32` (relative error below 2^-22.9, PTX ISA), for the `.fs`
+    programs. The contract asks for rstd within 1e-5 relative L2 of FP64 (ROUTING-POLICY.md); what
+    this buys is latency: `rstd_of_sumsq`'s two IEEE divisions and square root are three dependent
+    refinement sequences on a one-row forward's critical path (sm_90a SASS of `row.r1.w4.hs` at
+    H 512: 272 instructions with their slow paths, 104 with this)."""
+    return tl.math.rsqrt(ss * (1.0 / H_C) + eps)
+
+
+@triton.jit
 def row_grad(g, x, w, rstd, H_f):
     """dx (FP32) of a tile of rows: rstd * (g*w) - x * rstd^3 * mean(g*w*x)."""
     gw = g * w[None, :]

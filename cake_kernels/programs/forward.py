@@ -18,7 +18,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from cake_kernels.programs.common import row_offsets, rstd_of, rstd_of_sumsq, to_bf16
+from cake_kernels.programs.common import row_offsets, rstd_fast, rstd_of, rstd_of_sumsq, to_bf16
 
 
 @triton.jit
@@ -536,5 +536,33 @@ def rmsnorm_fwd_row_static_kernel(
         _chunk_store(HNEW + out, h, cmask, MASKED)
         x = h.to(tl.float32)
     rstd = rstd_of_sumsq(tl.sum(x * x, axis=0), H_f, eps)
+    tl.store(RSTD + row, rstd)
+    _chunk_store(Y + out, to_bf16((x * rstd) * w, EXACT), cmask, MASKED)
+
+
+# `.fs` (fast statistics, registry.LaunchPolicy `stats`): the one-row `.hs` forward with rstd from
+# `rstd_fast` instead of `rstd_of_sumsq`. A kernel of its own rather than a constexpr in the one above,
+# so that the shipped `.hs` programs' source, fingerprints and measured evidence stay as they are.
+@triton.jit
+def rmsnorm_fwd_row_static_fast_kernel(
+    X, RES, W, Y, RSTD, HNEW,
+    n_rows, NH, H, H_f, eps,
+    sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, HAS_RES: tl.constexpr, EXACT: tl.constexpr, H_C: tl.constexpr,
+):
+    """`rmsnorm_fwd_row_static_kernel` with rstd = rsqrt.approx(sum(x^2) * (1/H) + eps)."""
+    MASKED: tl.constexpr = BLOCK_H != H_C
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H_C
+    x = _chunk_load(X + row_offsets(row, NH, sxt, sxh) + cols, cmask, MASKED, "").to(tl.float32)
+    w = _chunk_load(W + cols, cmask, MASKED, "evict_last").to(tl.float32)
+    out = row * H_C + cols
+    if HAS_RES:
+        u = _chunk_load(RES + row_offsets(row, NH, srt, srh) + cols, cmask, MASKED, "")
+        h = to_bf16(x + u.to(tl.float32), EXACT)
+        _chunk_store(HNEW + out, h, cmask, MASKED)
+        x = h.to(tl.float32)
+    rstd = rstd_fast(tl.sum(x * x, axis=0), H_C, eps)
     tl.store(RSTD + row, rstd)
     _chunk_store(Y + out, to_bf16((x * rstd) * w, EXACT), cmask, MASKED)

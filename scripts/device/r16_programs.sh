@@ -11,4 +11,6 @@ FL_BWD_SMALL=$FL_BWD_SMALL,$B.p2x.r2.w8.fw.pf.wr.fl,$B.p8x.w2.fw.pf.wr.fl,$B.p10
 FL_BWD_LARGE=$B.p8x.w2.fw.pf.wr.fl,$B.p10x.w2.fw.pf.wr.fl,$B.p16x.w1.fw.pf.wr.fl,$B.p16x.w1.fw.pf.wr.xs.sr.fl
 FL_BWD_LARGE=$FL_BWD_LARGE,$B.p16x.r2.w1.fw.pf.wr.xs.sr.fl,$B.p16x.r2.w1.fw.pf.wr.xs.wc.sr.fl,$B.p12x.r2.w1.fw.pf.wr.xs.sr.fl
 SR=$B.p4x.r4.w2.fw.pf.wr.xs.sr,$B.p4x.r4.w2.fw.pf.wr.xs.wc.sr,$B.p8x.w2.fw.pf.wr.sr,$B.p10x.w2.fw.pf.wr.sr
-NEW=$CT,$R2,$R2_REST,$FL_FWD,$FL_BWD_SMALL,$FL_BWD_LARGE
+FS=fwd.row.r1.w1.hs.fs,fwd.row.r1.w2.hs.fs,fwd.row.r1.w4.hs.fs,fwd.row.r1.w8.hs.fs,fwd.row.r1.w16.hs.fs
+FS_FL=fwd.row.r1.w1.hs.fs.fl,fwd.row.r1.w2.hs.fs.fl
+NEW=$CT,$R2,$R2_REST,$FL_FWD,$FL_BWD_SMALL,$FL_BWD_LARGE,$FS,$FS_FL

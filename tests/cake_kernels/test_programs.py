@@ -58,6 +58,10 @@ def test_registry_contract():
         assert (lp.heads_rows == "flat") == (parts[-1] == "fl"), p.name
         if lp.heads_rows == "flat":
             parts = parts[:-1]
+        # `.fs` twins (fast statistics) are their `.hs` base's name plus `.fs`
+        assert (lp.stats == "fast") == (parts[-1] == "fs"), p.name
+        if lp.stats == "fast":
+            parts = parts[:-1]
         # `.sr` twins (two-pass reduce) are their `.wr` base's name plus `.sr`, the last part
         assert (lp.reduce == "split") == (parts[-1] == "sr") and (lp.reduce == "split") <= ("wr" in parts), p.name
         if lp.reduce == "split":
@@ -182,7 +186,8 @@ def test_looped_launch_policy_is_validated():
             registry.LaunchPolicy(**{"grid": "row_blocks", "static_h": True, **bad})
 
 
-STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.static_h and not p.launch.chunk) and p.launch.heads_rows == "indexed"]
+STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.static_h and not p.launch.chunk) and p.launch.heads_rows == "indexed"
+                       and p.launch.stats == "ieee"]
 
 
 @pytest.mark.parametrize("name", STATIC_ROW_PROGRAMS)
@@ -550,3 +555,36 @@ def test_flat_head_rows_match_their_base(name, monkeypatch):
             got, want = run_backward_checked(prog, case)[:2], run_backward_checked(base, case)[:2]
         for a, b in zip(got, want):
             assert (a is None and b is None) or torch.equal(a, b), name
+
+
+FAST_STATS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.stats == "fast" and p.launch.heads_rows == "indexed"]
+
+
+@pytest.mark.parametrize("name", FAST_STATS_PROGRAMS)
+def test_fast_statistics_forwards_against_their_base(name):
+    """`.fs` forwards: y and rstd in contract against FP64 in every form (run_forward_checked: rstd
+    relative L2 <= 1e-5, y within tolerance; poisoned outputs), rstd within 2^-20 relative of the IEEE
+    base's row by row, y within one BF16 step of it, h_new bit for bit."""
+    prog, base = registry.get(name), registry.get(name.removesuffix(".fs"))
+    assert prog.launch == replace(base.launch, stats="fast") and base.launch.stats == "ieee"
+    assert runner.forward_kernel(prog).fn.__name__ == "rmsnorm_fwd_row_static_fast_kernel"
+    assert runner.forward_launch_meta(prog, 100, True) == runner.forward_launch_meta(base, 100, True)
+    for form, H, T in (("plain", 512, 9), ("plain", 100, 5), ("plain", 7, 3), ("residual", 256, 4),
+                       ("heads_contiguous", 256, 3), ("heads_strided", 256, 2)):
+        for fam in ("gaussian", "outlier_rows"):
+            inp = inputs(fam, T, H, "bf16" if T % 2 else "fp32", form=form, seed=H + T)
+            y, rstd, h = run_forward_checked(prog, inp)
+            y0, rstd0, h0 = run_forward_checked(base, inp)
+            assert float(((rstd.double() - rstd0.double()).abs() / rstd0.double()).max()) <= 2.0**-20, (form, H)
+            step = (y0.float().abs() * 2.0**-7).clamp_min(2.0**-126)  # one BF16 step (8 significant bits)
+            assert bool(((y.float() - y0.float()).abs() <= step).all()), (form, H)
+            assert (h is None and h0 is None) or torch.equal(h, h0)
+
+
+def test_fast_statistics_need_the_one_row_static_forward():
+    with pytest.raises(ValueError, match="stats"):
+        registry.LaunchPolicy("row_blocks", stats="fast")
+    with pytest.raises(ValueError, match="stats"):
+        registry.LaunchPolicy("row_blocks", static_h=True, chunk=256, stats="fast")
+    with pytest.raises(ValueError, match="stats"):
+        registry.LaunchPolicy("row_blocks", stats="approx")
