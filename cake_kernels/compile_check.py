@@ -87,12 +87,12 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
     if program.op == "fwd":
         meta, warps = runner.forward_launch_meta(program, H, residual, exact=True)
         return [(runner.forward_kernel(program), _fwd_signature(w), meta, warps)]
-    meta, warps = runner.backward_meta(program, H, residual, exact=True)
+    meta, warps = runner.backward_launch_meta(program, H, residual, exact=True)
     if program.launch.weight_cast == "fp32":
         w = "fp32"  # the runner casts the weight first: the FP32-weight build is what runs
     if program.launch.grid == "column_tasks":
         sig = {**_bwd_common(w), **_BWD_TAIL, "n_col_tasks": "i32"}
-        return [(bk.rmsnorm_bwd_column_task_kernel, sig, meta, warps)]
+        return [(runner.column_task_kernel(program), sig, meta, warps)]
     ws = "*fp64" if program.mode == 3 else "*fp32"
     if program.launch.loads == "tma":
         desc = f"tensordesc<bf16[{meta['ROWS']}, {meta['BLOCK_H']}]>"

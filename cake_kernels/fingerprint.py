@@ -106,6 +106,10 @@ def program_fingerprint(program, launch_json: str) -> str:
             h.update(inspect.getsource(runner.looped_forward_meta).encode())
             if program.launch.static_h:
                 h.update(inspect.getsource(runner.static_looped_forward_meta).encode())
+        elif program.launch.static_h and program.launch.grid == "column_tasks":  # `.hs` column tasks only
+            from cake_kernels import runner
+
+            h.update(inspect.getsource(runner.static_column_task_meta).encode())
         elif program.launch.static_h:  # one-row `.hs` forwards only, likewise
             from cake_kernels import runner
 

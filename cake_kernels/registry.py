@@ -135,7 +135,7 @@ class LaunchPolicy:
         if self.chunk and (self.prefetch or self.split_h or self.weight_load != "hoisted"):
             raise ValueError("chunk: a looped forward reads each chunk's weight in its second pass; it takes no "
                              "prefetch, split_h or weight_load option")
-        if self.static_h and not self.chunk and (self.grid != "row_blocks" or self.rows != 1 or self.prefetch
+        if self.static_h and not self.chunk and self.grid != "column_tasks" and (self.grid != "row_blocks" or self.rows != 1 or self.prefetch
                                                  or self.split_h or self.weight_load != "hoisted"):
             raise ValueError("static_h: a register-held forward compiled per H (chunk 0) is one row per program "
                              "on a row_blocks grid with no prefetch, split_h or weight_load option")
@@ -539,12 +539,23 @@ def _catalog() -> list[Program]:
     # 128 columns wide keep every column's rows in one thread and the row sum in shuffles: 0 bytes
     # of shared memory at H 512 for c128.w1 and c256.w1 (c64.w1: 1,024). Wider rows get more warps
     # (`warps_for`), as every program does.
-    for cb, crows, warps in ((64, 32, 4), (128, 16, 4), (32, 64, 4), (128, 8, 1), (256, 4, 1), (64, 8, 1)):
+    # Shorter column tiles (session 16, `c{block}x{rows}`): at T 1 a column task's path is its one
+    # tile's loads, products and FP64 row sum, and a 64-row tile is mostly masked rows. compile_check
+    # (sm_90a, H 512, SASS up to each task's EXIT): c32.w4's column task 393 instructions and row task
+    # 123; c32x16.w4 175 and 123 (T <= 16 in one tile); c64x2.w4 99 and 123 (one tile per 2 rows).
+    # Their `.hs` twins (`rmsnorm_bwd_column_task_static_kernel`, H compiled in) take the row task
+    # to 103 (no IEEE division for mean(g*w*x), no column masks at H a power of two).
+    for cb, crows, warps, named_rows in ((64, 32, 4, False), (128, 16, 4, False), (32, 64, 4, False), (128, 8, 1, False),
+                                         (256, 4, 1, False), (64, 8, 1, False), (32, 16, 4, True), (64, 2, 4, True)):
         progs.append(Program(
-            f"bwd.column_task.c{cb}.w{warps}", "bwd", "column_task", True,
+            f"bwd.column_task.c{cb}" + (f"x{crows}" if named_rows else "") + f".w{warps}", "bwd", "column_task", True,
             LaunchPolicy("column_tasks", rows=1, warps=warps, column_block=cb, column_rows=crows),
             f"one launch, no workspace: column tasks own {cb} whole dw columns (rows summed in fixed order, FP64 across tiles of {crows}); row tasks write dx",
             bwd_mod))
+    by_name = {p.name: p for p in progs}
+    for base in ("c32x16.w4", "c64x2.w4"):
+        progs.append(_twin(by_name[f"bwd.column_task.{base}"], "hs", "compiled for each H (no column masks at H a power "
+                           "of two; mean(g*w*x) as a product by 1/H)", static_h=True))
     # `.fs` (stats, above): fast-statistics twins of the one-row `.hs` forwards.
     by_name = {p.name: p for p in progs}
     for warps in (1, 2, 4, 8, 16):

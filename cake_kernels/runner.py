@@ -305,7 +305,7 @@ def backward(
     from cake_kernels.programs import backward as bk
 
     lp = program.launch
-    meta, warps = backward_meta(program, H, gres is not None)
+    meta, warps = backward_launch_meta(program, H, gres is not None)
     common = (
         n_rows, xr.NH, H, float(H),
         gr.st, gr.sh, xr.st, xr.sh, gres.st if gres else 0, gres.sh if gres else 0,
@@ -314,7 +314,7 @@ def backward(
     if lp.grid == "column_tasks":
         n_col = -(-H // lp.column_block)
         n_row_tasks = -(-n_rows // lp.rows)
-        bk.rmsnorm_bwd_column_task_kernel[(n_col + n_row_tasks,)](
+        column_task_kernel(program)[(n_col + n_row_tasks,)](
             gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, *common, n_col, **meta, num_warps=warps, num_stages=lp.stages,
         )
         return dx, dw
@@ -474,6 +474,27 @@ def forward_launch_meta(program: Program, H: int, has_residual: bool, exact: boo
     if program.launch.chunk:
         return looped_forward_meta(program, H, has_residual, exact)
     return forward_meta(program, H, has_residual, exact)
+
+
+def static_column_task_meta(program: Program, H: int, has_gres: bool, exact: bool | None = None) -> tuple[dict, int]:
+    """`backward_meta` of a column-task program compiled per H (`.hs`): H itself is a compile-time
+    argument too (one build per H)."""
+    meta, warps = backward_meta(program, H, has_gres, exact)
+    return dict(meta, H_C=H), warps
+
+
+def backward_launch_meta(program: Program, H: int, has_gres: bool, exact: bool | None = None) -> tuple[dict, int]:
+    """The compile-time arguments and warps `backward` launches `program`'s own kernel with."""
+    if program.launch.grid == "column_tasks" and program.launch.static_h:
+        return static_column_task_meta(program, H, has_gres, exact)
+    return backward_meta(program, H, has_gres, exact)
+
+
+def column_task_kernel(program: Program):
+    """The jit kernel a `column_tasks` program launches (compiled per H for `.hs`)."""
+    from cake_kernels.programs import backward as bk
+
+    return bk.rmsnorm_bwd_column_task_static_kernel if program.launch.static_h else bk.rmsnorm_bwd_column_task_kernel
 
 
 def backward_meta(program: Program, H: int, has_gres: bool, exact: bool | None = None) -> tuple[dict, int]:

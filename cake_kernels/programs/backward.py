@@ -351,6 +351,51 @@ def rmsnorm_bwd_column_task_kernel(
 
 
 @triton.jit
+def rmsnorm_bwd_column_task_static_kernel(
+    G, X, W, RSTD, GRES, DX, DW,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    n_col_tasks,
+    BLOCK_C: tl.constexpr, COL_ROWS: tl.constexpr, BLOCK_H: tl.constexpr, ROWS: tl.constexpr,
+    HAS_GRES: tl.constexpr, EXACT: tl.constexpr, H_C: tl.constexpr,
+):
+    """`column_task` compiled for rows of exactly H_C columns (H == H_C at launch; names end `.hs`):
+    the same tasks, sums and order as `rmsnorm_bwd_column_task_kernel`, with the row tasks' column
+    masks gone where H_C is a power of two and mean(g*w*x) as a product by the constant 1/H_C
+    instead of an IEEE division (dx is BF16; the product is within 2 FP32 ulps of the quotient).
+
+    Why: at T <= 16 the backward is one launch whose time is its critical path (load, row sum,
+    division, dx). A kernel of its own, so the shipped column tasks keep their source and evidence.
+    """
+    pid = tl.program_id(0)
+    if pid < n_col_tasks:
+        ccols = pid * BLOCK_C + tl.arange(0, BLOCK_C)
+        ccmask = ccols < H_C
+        cacc = tl.zeros([BLOCK_C], dtype=tl.float64)
+        for r0 in range(0, n_rows, COL_ROWS):
+            cg, cx, crstd = load_tile(G, X, RSTD, tl.arange(0, COL_ROWS).to(tl.int64) + r0, ccols, ccmask,
+                                      n_rows, NH, sgt, sgh, sxt, sxh)
+            cacc += tl.sum((cg.to(tl.float32) * (cx.to(tl.float32) * crstd[:, None])).to(tl.float64), axis=0)
+        tl.store(DW + ccols, cacc.to(tl.float32), mask=ccmask)
+    else:
+        cols = tl.arange(0, BLOCK_H)
+        cmask = cols < H_C
+        w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+        rows = tl.arange(0, ROWS).to(tl.int64) + (pid - n_col_tasks) * ROWS
+        mask = (rows < n_rows)[:, None] & cmask[None, :]
+        g, x, rstd = load_tile(G, X, RSTD, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        g = g.to(tl.float32)
+        x = x.to(tl.float32)
+        gw = g * w[None, :]
+        c = tl.sum(gw * x, axis=1) * (1.0 / H_C)
+        r = rstd[:, None]
+        dx = r * gw - x * ((r * r * r) * c[:, None])
+        if HAS_GRES:
+            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        tl.store(DX + rows[:, None] * H_C + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+
+
+@triton.jit
 def rmsnorm_bwd_tma_kernel(
     GD, XD, W, RSTD, GRES, DX, WS,
     n_rows, NH, H, H_f, srt, srh,

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # H200 round 16a (written in session 16, which had no GPU): the programs registered that session,
 # contiguous heads first.
-# 1. GPU self-test of the 39 new programs: one-warp column tasks, two-row one-warp head-row backwards
-#    (p16x.r2.w1, p12x.r2.w1 and their .xs/.wc/.sr twins), the `.fl` flat-head-row twins and the
-#    `.fs` fast-statistics one-row forwards.
+# 1. GPU self-test of the 43 new programs: column tasks (one-warp, shorter column tiles, `.hs`),
+#    two-row one-warp head-row backwards (p16x.r2.w1, p12x.r2.w1 and their .xs/.wc/.sr twins), the
+#    `.fl` flat-head-row twins and the `.fs` fast-statistics one-row forwards.
 # 2. `.fl` twins at contiguous heads T <= 256, fwd and bwd, torch.compile beside them (the forward's
 #    worst T <= 256 rows: contiguous heads T 1, 1.44 and 1.38 us against torch.compile's 1.25, 1.22).
 #    With them the `.fs` forwards (rstd by the approximate rsqrt: 44 fewer SASS instructions on a
 #    row's path), and at T <= 256 on plain rows beside Liger and torch.compile (run q-fs).
-# 3. One-warp column tasks at H 512 T <= 256, torch.compile beside them (the one failing T <= 256
-#    backward row: H 512 FP32 T 1, 1.63 us against 1.38).
+# 3. The new column tasks at H 512 T <= 256 (c32x16.w4 halves the column task's SASS path at
+#    T <= 16), torch.compile beside them (the one failing T <= 256 backward row: H 512 FP32 T 1,
+#    1.63 us against 1.38).
 # 4. `.fl` twins and the two-row head rows at contiguous heads T 4096-262144 (the worst backward rows
 #    against copy: 65-71 %), qualified (120 inputs per family).
 # campaign_r16b.sh has the rest. Each `run` is skipped when the call's time is spent, so the order is

@@ -4,7 +4,7 @@
 # 1. Two-row one-warp head rows at strided heads T 4096-262144 (65.1-72 % of copy), qualified.
 # 2. The `.sr` twins at H 512 T 4096-65536 (the worst backward row against the in-budget SOTA:
 #    H 512 FP32 T 4096, 15.2 us against torch.compile's 12.2), torch.compile beside them.
-# 3. One-warp column tasks at T <= 256 on the other rows and forms.
+# 3. The new column tasks at T <= 256 on the other rows and forms.
 # 4. T 1M at both head forms for the `.fl` and two-row programs.
 PREFIX=r16b; . scripts/device/campaign_begin.sh ${1:-540}
 . scripts/device/r16_programs.sh

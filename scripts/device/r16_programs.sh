@@ -1,7 +1,8 @@
 # Sourced by campaign_r16a.sh and campaign_r16b.sh: the program lists of round 16 (session 16's
 # registrations), comma-separated as `cake_router measure --programs` and the self-test take them.
 B=bwd.twosum_pair
-CT=bwd.column_task.c128.w1,bwd.column_task.c256.w1,bwd.column_task.c64.w1
+CT=bwd.column_task.c128.w1,bwd.column_task.c256.w1,bwd.column_task.c64.w1,bwd.column_task.c32x16.w4,bwd.column_task.c64x2.w4
+CT=$CT,bwd.column_task.c32x16.w4.hs,bwd.column_task.c64x2.w4.hs
 R2=$B.p16x.r2.w1.fw.pf.wr.xs,$B.p16x.r2.w1.fw.pf.wr.xs.wc,$B.p16x.r2.w1.fw.pf.wr.xs.sr,$B.p16x.r2.w1.fw.pf.wr.xs.wc.sr
 R2=$R2,$B.p12x.r2.w1.fw.pf.wr.xs.sr,$B.p12x.r2.w1.fw.pf.wr.xs.wc.sr,$B.p16x.r2.w1.fw.pf.wr,$B.p16x.r2.w1.fw.pf.wr.wc
 R2_REST=$B.p12x.r2.w1.fw.pf.wr,$B.p12x.r2.w1.fw.pf.wr.wc,$B.p12x.r2.w1.fw.pf.wr.xs,$B.p12x.r2.w1.fw.pf.wr.xs.wc

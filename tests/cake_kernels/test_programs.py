@@ -187,7 +187,7 @@ def test_looped_launch_policy_is_validated():
 
 
 STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.static_h and not p.launch.chunk) and p.launch.heads_rows == "indexed"
-                       and p.launch.stats == "ieee"]
+                       and p.launch.stats == "ieee" and p.op == "fwd"]
 
 
 @pytest.mark.parametrize("name", STATIC_ROW_PROGRAMS)
@@ -588,3 +588,25 @@ def test_fast_statistics_need_the_one_row_static_forward():
         registry.LaunchPolicy("row_blocks", static_h=True, chunk=256, stats="fast")
     with pytest.raises(ValueError, match="stats"):
         registry.LaunchPolicy("row_blocks", stats="approx")
+
+
+STATIC_COLUMN_TASKS = [p.name for p in registry.all_programs() if p.launch.grid == "column_tasks" and p.launch.static_h]
+
+
+@pytest.mark.parametrize("name", STATIC_COLUMN_TASKS)
+def test_static_column_tasks_against_their_runtime_h_twin(name):
+    """`.hs` column tasks: the twin's tasks, sums and order with H compiled in: dw bit for bit, dx within
+    one BF16 step (mean(g*w*x) by a product with 1/H instead of a division), in budget against FP64;
+    at H a power of two and not, every form."""
+    prog, base = registry.get(name), registry.get(name.removesuffix(".hs"))
+    assert prog.launch == replace(base.launch, static_h=True)
+    assert runner.column_task_kernel(prog).fn.__name__ == "rmsnorm_bwd_column_task_static_kernel"
+    assert runner.backward_launch_meta(prog, 300, True)[0] == dict(runner.backward_meta(base, 300, True)[0], H_C=300)
+    for form, H, T in (("plain", 512, 1), ("plain", 512, 37), ("plain", 300, 5), ("plain", 7, 2), ("residual", 256, 6),
+                       ("heads_contiguous", 256, 3), ("heads_strided", 256, 2)):
+        inp = inputs("outlier_rows", T, H, "bf16" if T % 2 else "fp32", form=form, seed=H + T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx0, dw0, _ = run_backward_checked(base, inp)
+        assert torch.equal(dw, dw0), (form, H, T)
+        step = (dx0.float().abs() * 2.0**-7).clamp_min(2.0**-126)
+        assert bool(((dx.float() - dx0.float()).abs() <= step).all()), (form, H, T)
