@@ -55,6 +55,11 @@ class LaunchPolicy:
     (`.c{chunk}`): sums of squares into a [rows, chunk] FP32 accumulator, then the rows re-read
     (L1/L2 hits) and normalised chunk by chunk; 0 holds the whole row in registers (programs/forward.py
     `rmsnorm_fwd_looped_kernel` says why).
+    gres_load: when a residual-form backward reads the incoming gradient of h_new: `in_step` (when
+    dx is formed) or `prefetched` (names end `.gp`: with the next tile's g and x,
+    `rmsnorm_bwd_rows_gres_prefetch_kernel`; prefetching two-launch compensated programs with
+    `eft` products only). Why: residual H 6144 BF16 T 65536 ran at 64.5 % of copy where its plain
+    twin reaches 84 %: the in-step load is a DRAM round trip per step that the prefetch does not cover.
     stats: how a forward computes rstd: `ieee` (the mean and rstd by IEEE division and square root,
     `common.rstd_of`) or `fast` (names end `.fs`: the mean as a product by the constant 1/H and
     `rsqrt.approx`, `common.rstd_fast`; relative error below 2^-22, against the contract's 1e-5).
@@ -109,8 +114,11 @@ class LaunchPolicy:
     static_h: bool = False
     heads_rows: str = "indexed"
     stats: str = "ieee"
+    gres_load: str = "in_step"
 
     def __post_init__(self) -> None:
+        if self.gres_load not in ("in_step", "prefetched"):
+            raise ValueError(f"gres_load: {self.gres_load!r} is not one of ('in_step', 'prefetched')")
         if self.stats not in ("ieee", "fast"):
             raise ValueError(f"stats: {self.stats!r} is not one of ('ieee', 'fast')")
         if self.stats == "fast" and not (self.static_h and not self.chunk):
@@ -191,6 +199,10 @@ class Program:
         if self.launch.reduce == "split" and (self.mode != 3 or self.single_launch or self.launch.grid != "persistent"):
             raise ValueError(f"program {self.name!r}: reduce='split' needs a two-launch compensated persistent program "
                              "(FP64 partials: mode 3, single_launch False, grid 'persistent')")
+        if self.launch.gres_load == "prefetched" and (self.mode != 3 or self.single_launch or self.launch.loads != "pointer"
+                                                      or not self.launch.prefetch or self.launch.products != "eft"):
+            raise ValueError(f"program {self.name!r}: gres_load='prefetched' needs a two-launch compensated prefetching "
+                             "program with pointer loads and eft products")
         if self.launch.products != "eft" and (self.mode != 3 or self.single_launch or self.launch.loads != "pointer"):
             raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch compensated "
                              "program with pointer loads (mode 3, single_launch False, loads 'pointer')")
@@ -209,7 +221,7 @@ class Program:
         launch = asdict(self.launch)
         for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none"),
                              ("products", "eft"), ("chunk", 0),
-                             ("static_h", False), ("heads_rows", "indexed"), ("stats", "ieee")):
+                             ("static_h", False), ("heads_rows", "indexed"), ("stats", "ieee"), ("gres_load", "in_step")):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -556,6 +568,14 @@ def _catalog() -> list[Program]:
     for base in ("c32x16.w4", "c64x2.w4"):
         progs.append(_twin(by_name[f"bwd.column_task.{base}"], "hs", "compiled for each H (no column masks at H a power "
                            "of two; mean(g*w*x) as a product by 1/H)", static_h=True))
+    # `.gp` (gres_load, above): GRES-prefetching twins, for the residual form only (elsewhere a twin
+    # runs as its base), of the programs routed there at T >= 4097 after round 15 and the split-row
+    # `.wr` shapes that win plain rows at H 5120-6144.
+    by_name = {p.name: p for p in progs}
+    for base in ("p2x.w8.fw.pf.sp", "p2x.w8.fw.pf.wr.sp", "p1x.w16.fw.pf.wr.sp", "p2x.w8.fw.pf.wr.sp.wc", "p2x.w8.fw.pf.wr",
+                 "p1x.w16.fw.pf.wr"):
+        progs.append(replace(_twin(by_name[f"bwd.twosum_pair.{base}"], "gp", "the incoming gradient of h_new loaded "
+                                   "with the next tile (residual form)", gres_load="prefetched"), forms=("residual",)))
     # `.fs` (stats, above): fast-statistics twins of the one-row `.hs` forwards.
     by_name = {p.name: p for p in progs}
     for warps in (1, 2, 4, 8, 16):

@@ -412,6 +412,8 @@ def backward_rows_kernel(program: Program):
     `products`); both take `backward_meta`'s arguments."""
     from cake_kernels.programs import backward as bk
 
+    if program.launch.gres_load == "prefetched":
+        return bk.rmsnorm_bwd_rows_gres_prefetch_kernel
     return bk.rmsnorm_bwd_rows_split_rstd_kernel if program.launch.products == "split_rstd" else bk.rmsnorm_bwd_rows_kernel
 
 

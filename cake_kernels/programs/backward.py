@@ -351,6 +351,108 @@ def rmsnorm_bwd_column_task_kernel(
 
 
 @triton.jit
+def load_gres(GRES, rows, cols, cmask, n_rows, NH, srt, srh):
+    """The incoming gradient of h_new (residual form) of a tile of rows, as stored (BF16); masked lanes read 0."""
+    mask = (rows < n_rows)[:, None] & cmask[None, :]
+    return tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0)
+
+
+@triton.jit
+def rmsnorm_bwd_rows_gres_prefetch_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False, BLOCK_B: tl.constexpr = 0,
+):
+    """`.gp` programs (two-launch `twosum_pair`, prefetching): `rmsnorm_bwd_rows_kernel`'s arithmetic,
+    bit for bit, with the residual form's incoming gradient of h_new (GRES) loaded with the next
+    tile's g and x instead of after this tile's row sum. Same arguments (runner.backward_meta).
+
+    Why: in the rows kernel the GRES load is issued when dx is formed, so each step waits one DRAM
+    round trip that the prefetch does not cover. On the H200 (rounds 3-4, residual H 6144 BF16
+    T 65536) `p2x.w8.fw.pf.sp` took 1,204 us, 64.5 % of copy for the form's 8 bytes per element,
+    where its plain-row twin reaches 84 % (its 6 bytes). A kernel of its own so that the shipped
+    programs' device code, fingerprints and evidence stay as they are.
+    """
+    tl.static_assert(MODE == 3, "GRES prefetch: compensated (TwoSum) programs only")
+    tl.static_assert(not SINGLE, "GRES prefetch: two-launch programs only")
+    tl.static_assert(PREFETCH, "GRES prefetch: prefetching programs only")
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    acc, comp, blk_acc, tot = _dw_state(BLOCK_H)
+    ws_row = WS + pid.to(tl.int64) * H + cols
+    if BLOCK_B > 0:
+        cols_b = BLOCK_H + tl.arange(0, BLOCK_B)
+        cmask_b = cols_b < H
+        w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0).to(tl.float32)
+        acc_b, comp_b, blk_acc_b, tot_b = _dw_state(BLOCK_B)
+        ws_row_b = WS + pid.to(tl.int64) * H + cols_b
+    if FOLD_WS:
+        tl.store(ws_row, tl.zeros([BLOCK_H], dtype=tl.float64), mask=cmask)
+        if BLOCK_B > 0:
+            tl.store(ws_row_b, tl.zeros([BLOCK_B], dtype=tl.float64), mask=cmask_b)
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+    g_n, x_n, r_n = load_tile(G, X, RSTD, first, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+    if HAS_GRES:
+        u_n = load_gres(GRES, first, cols, cmask, n_rows, NH, srt, srh)
+    if BLOCK_B > 0:
+        g_nb, x_nb, _ = load_tile(G, X, RSTD, first, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+        if HAS_GRES:
+            u_nb = load_gres(GRES, first, cols_b, cmask_b, n_rows, NH, srt, srh)
+    it = 0
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        mask = rmask[:, None] & cmask[None, :]
+        nxt = rows + nprog * ROWS
+        g, x, rstd = g_n, x_n, r_n
+        g_n, x_n, r_n = load_tile(G, X, RSTD, nxt, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        if HAS_GRES:
+            u = u_n
+            u_n = load_gres(GRES, nxt, cols, cmask, n_rows, NH, srt, srh)
+        if BLOCK_B > 0:
+            g_b, x_b = g_nb, x_nb
+            g_nb, x_nb, _ = load_tile(G, X, RSTD, nxt, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+            if HAS_GRES:
+                u_b = u_nb
+                u_nb = load_gres(GRES, nxt, cols_b, cmask_b, n_rows, NH, srt, srh)
+        g = g.to(tl.float32)
+        x = x.to(tl.float32)
+        if BLOCK_B > 0:
+            g_b = g_b.to(tl.float32)
+            x_b = x_b.to(tl.float32)
+            # the rows kernel's split-row dx (`_store_dx`), with the prefetched GRES
+            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1) + tl.sum(g_b * w_b[None, :] * x_b, axis=1), H_f)
+            r = rstd[:, None]
+            dx = r * (g * w[None, :]) - x * ((r * r * r) * c[:, None])
+            dx_b = r * (g_b * w_b[None, :]) - x_b * ((r * r * r) * c[:, None])
+            if HAS_GRES:
+                dx += u.to(tl.float32)
+                dx_b += u_b.to(tl.float32)
+            tl.store(DX + rows[:, None] * H + cols_b[None, :], to_bf16(dx_b, EXACT), mask=rmask[:, None] & cmask_b[None, :])
+        else:
+            dx = row_grad(g, x, w, rstd, H_f)
+            if HAS_GRES:
+                dx += u.to(tl.float32)
+        tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+        acc, comp, blk_acc, tot = _dw_step(g, x, rstd, acc, comp, blk_acc, tot, ws_row, cmask, it,
+                                           MODE, FOLD, FOLD_WS, ROWS, EXACT)
+        if BLOCK_B > 0:
+            acc_b, comp_b, blk_acc_b, tot_b = _dw_step(g_b, x_b, rstd, acc_b, comp_b, blk_acc_b, tot_b, ws_row_b,
+                                                       cmask_b, it, MODE, FOLD, FOLD_WS, ROWS, EXACT)
+        it += 1
+    _dw_finish(DW, ws_row, cols, cmask, acc, comp, blk_acc, tot, MODE, FOLD_WS)
+    if BLOCK_B > 0:
+        _dw_finish(DW, ws_row_b, cols_b, cmask_b, acc_b, comp_b, blk_acc_b, tot_b, MODE, FOLD_WS)
+
+
+@triton.jit
 def rmsnorm_bwd_column_task_static_kernel(
     G, X, W, RSTD, GRES, DX, DW,
     n_rows, NH, H, H_f,

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # H200 round 16a (written in session 16, which had no GPU): the programs registered that session,
 # contiguous heads first.
-# 1. GPU self-test of the 43 new programs: column tasks (one-warp, shorter column tiles, `.hs`),
+# 1. GPU self-test of the 49 new programs: column tasks (one-warp, shorter column tiles, `.hs`),
 #    two-row one-warp head-row backwards (p16x.r2.w1, p12x.r2.w1 and their .xs/.wc/.sr twins), the
-#    `.fl` flat-head-row twins and the `.fs` fast-statistics one-row forwards.
+#    `.fl` flat-head-row twins, the `.fs` fast-statistics one-row forwards and the `.gp` residual twins.
 # 2. `.fl` twins at contiguous heads T <= 256, fwd and bwd, torch.compile beside them (the forward's
 #    worst T <= 256 rows: contiguous heads T 1, 1.44 and 1.38 us against torch.compile's 1.25, 1.22).
 #    With them the `.fs` forwards (rstd by the approximate rsqrt: 44 fewer SASS instructions on a
@@ -18,7 +18,7 @@
 PREFIX=r16a; . scripts/device/campaign_begin.sh ${1:-540}
 . scripts/device/r16_programs.sh
 timeout 120 python -m cake_kernels.selftest --H 256,512,1536 --T 1,16,4096 --families gaussian,outlier_rows \
-  --forms plain,heads_contiguous,heads_strided --w-dtypes fp32,bf16 --programs $NEW > $W/selftest-new.log 2>&1
+  --forms plain,residual,heads_contiguous,heads_strided --w-dtypes fp32,bf16 --programs $NEW > $W/selftest-new.log 2>&1
 echo "selftest rc=$?"; tail -3 $W/selftest-new.log
 python scripts/device/warm_compile.py --programs $FS,$FS_FL,$FL_FWD --H 256,512,1536,2048,4096,5120,6144,8192 \
   --w-dtypes fp32,bf16 --forms plain,heads_contiguous > $W/warm.log 2>&1; tail -1 $W/warm.log

@@ -14,4 +14,8 @@ FL_BWD_LARGE=$FL_BWD_LARGE,$B.p16x.r2.w1.fw.pf.wr.xs.sr.fl,$B.p16x.r2.w1.fw.pf.w
 SR=$B.p4x.r4.w2.fw.pf.wr.xs.sr,$B.p4x.r4.w2.fw.pf.wr.xs.wc.sr,$B.p8x.w2.fw.pf.wr.sr,$B.p10x.w2.fw.pf.wr.sr
 FS=fwd.row.r1.w1.hs.fs,fwd.row.r1.w2.hs.fs,fwd.row.r1.w4.hs.fs,fwd.row.r1.w8.hs.fs,fwd.row.r1.w16.hs.fs
 FS_FL=fwd.row.r1.w1.hs.fs.fl,fwd.row.r1.w2.hs.fs.fl
-NEW=$CT,$R2,$R2_REST,$FL_FWD,$FL_BWD_SMALL,$FL_BWD_LARGE,$FS,$FS_FL
+GP=$B.p2x.w8.fw.pf.sp.gp,$B.p2x.w8.fw.pf.wr.sp.gp,$B.p1x.w16.fw.pf.wr.sp.gp,$B.p2x.w8.fw.pf.wr.sp.wc.gp
+GP=$GP,$B.p2x.w8.fw.pf.wr.gp,$B.p1x.w16.fw.pf.wr.gp
+# never timed in the residual form: the split-row `.wr` shapes that win plain rows at H 6144
+RES_WR=$B.p2x.w8.fw.pf.wr.sp,$B.p2x.w8.fw.pf.wr.sp.xs,$B.p2x.w8.fw.pf.wr.sp.xs.wc,$B.p2x.w8.fw.pf.wr.sp.wc
+NEW=$CT,$R2,$R2_REST,$FL_FWD,$FL_BWD_SMALL,$FL_BWD_LARGE,$FS,$FS_FL,$GP

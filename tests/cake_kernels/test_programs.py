@@ -54,6 +54,10 @@ def test_registry_contract():
         lp = p.launch
         assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
         parts = p.name.split(".")
+        # `.gp` twins (GRES prefetch) are their base's name plus `.gp`, the last part
+        assert (lp.gres_load == "prefetched") == (parts[-1] == "gp"), p.name
+        if lp.gres_load == "prefetched":
+            parts = parts[:-1]
         # `.fl` twins (flat head rows) are their base's name plus `.fl`, the last part
         assert (lp.heads_rows == "flat") == (parts[-1] == "fl"), p.name
         if lp.heads_rows == "flat":
@@ -79,7 +83,7 @@ def test_registry_contract():
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
 
-SPLIT_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.split_h) and p.launch.heads_rows == "indexed"]
+SPLIT_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.split_h) and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
 
 
 @pytest.mark.parametrize("name", SPLIT_PROGRAMS)
@@ -115,7 +119,7 @@ def test_split_row_programs(name):
                     torch.testing.assert_close(dw, dw2, rtol=1e-5, atol=1e-5)
 
 
-WEIGHT_READ_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_load != "hoisted") and p.launch.heads_rows == "indexed"]
+WEIGHT_READ_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_load != "hoisted") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
 
 
 @pytest.mark.parametrize("name", WEIGHT_READ_PROGRAMS)
@@ -151,7 +155,7 @@ def _check_against_register_held_row(prog, shapes, head_forms):
             assert (h is None and h2 is None) or torch.equal(h, h2)
 
 
-LOOPED_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.chunk) and p.launch.heads_rows == "indexed"]
+LOOPED_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.chunk) and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
 
 
 @pytest.mark.parametrize("name", LOOPED_PROGRAMS)
@@ -186,7 +190,7 @@ def test_looped_launch_policy_is_validated():
             registry.LaunchPolicy(**{"grid": "row_blocks", "static_h": True, **bad})
 
 
-STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.static_h and not p.launch.chunk) and p.launch.heads_rows == "indexed"
+STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.static_h and not p.launch.chunk) and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"
                        and p.launch.stats == "ieee" and p.op == "fwd"]
 
 
@@ -205,7 +209,7 @@ def test_static_row_forward_programs(name):
 
 
 # `.sr` twins are checked against their `.wr` base (test_split_reduce_programs_match_their_wide_twin).
-WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_cast == "fp32" and p.launch.reduce != "split") and p.launch.heads_rows == "indexed"]
+WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_cast == "fp32" and p.launch.reduce != "split") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
 
 
 @pytest.mark.parametrize("name", WEIGHT_CAST_PROGRAMS)
@@ -261,7 +265,7 @@ def test_split_rstd_products_are_exact():
     assert float(((g * (x * r)).double() - exact).abs().div(exact.abs()).max()) > 2.0**-31
 
 
-XS_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.products == "split_rstd" and p.launch.reduce != "split") and p.launch.heads_rows == "indexed"]
+XS_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.products == "split_rstd" and p.launch.reduce != "split") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
 
 
 @pytest.mark.parametrize("name", XS_PROGRAMS)
@@ -305,7 +309,7 @@ def test_launch_policy_rejects_an_unknown_fold_location():
         registry.LaunchPolicy("persistent", weight_cast="fp16")
 
 
-WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "wide") and p.launch.heads_rows == "indexed"]
+WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "wide") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
 
 
 @pytest.mark.parametrize("name", WIDE_REDUCE_PROGRAMS)
@@ -339,7 +343,7 @@ def test_wide_reduce_sums_more_partials_than_one_tile():
     torch.testing.assert_close(dw, ws.sum(0).float(), rtol=1e-6, atol=1e-12)
 
 
-SPLIT_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "split") and p.launch.heads_rows == "indexed"]
+SPLIT_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "split") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
 
 
 @pytest.mark.parametrize("name", SPLIT_REDUCE_PROGRAMS)
@@ -461,7 +465,7 @@ def test_t_zero_launches_nothing_and_dw_is_zero():
         assert torch.equal(dw, torch.zeros(64))
 
 
-TMA_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.loads == "tma") and p.launch.heads_rows == "indexed"]
+TMA_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.loads == "tma") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
 
 
 @pytest.mark.parametrize("name", TMA_PROGRAMS)
@@ -505,7 +509,7 @@ def test_tma_program_falls_back_on_a_view_it_cannot_describe():
             torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
 
 
-# `.fl` twins are left out of the family lists above: each is checked against its base here.
+# `.fl` and `.gp` twins are left out of the family lists above: each is checked against its base below.
 FLAT_HEADS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.heads_rows == "flat"]
 
 
@@ -557,7 +561,7 @@ def test_flat_head_rows_match_their_base(name, monkeypatch):
             assert (a is None and b is None) or torch.equal(a, b), name
 
 
-FAST_STATS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.stats == "fast" and p.launch.heads_rows == "indexed"]
+FAST_STATS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.stats == "fast" and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
 
 
 @pytest.mark.parametrize("name", FAST_STATS_PROGRAMS)
@@ -610,3 +614,39 @@ def test_static_column_tasks_against_their_runtime_h_twin(name):
         assert torch.equal(dw, dw0), (form, H, T)
         step = (dx0.float().abs() * 2.0**-7).clamp_min(2.0**-126)
         assert bool(((dx.float() - dx0.float()).abs() <= step).all()), (form, H, T)
+
+
+GRES_PREFETCH_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.gres_load == "prefetched"]
+
+
+@pytest.mark.parametrize("name", GRES_PREFETCH_PROGRAMS)
+def test_gres_prefetch_programs_match_their_base(name, monkeypatch):
+    """`.gp` twins (residual form) load the incoming gradient of h_new with the next tile: dx and dw bit
+    for bit their base's, in the residual form (several tiles and folds per program, rows past the
+    end) and in the plain form (no GRES), at H split into two tiles and not."""
+    monkeypatch.setattr(runner, "sm_count", lambda device: 2)
+    prog, base = registry.get(name), registry.get(name.removesuffix(".gp"))
+    assert replace(prog, name=base.name, launch=base.launch, description=base.description, forms=base.forms) == base
+    assert prog.launch == replace(base.launch, gres_load="prefetched") and prog.forms == ("residual",)
+    assert runner.backward_rows_kernel(prog).fn.__name__ == "rmsnorm_bwd_rows_gres_prefetch_kernel"
+    w_dtype = prog.w_dtypes[0]
+    for form, H, T in (("residual", 384, 37), ("residual", 256, 9), ("plain", 384, 11)):
+        if not base.supports(H, form, w_dtype):
+            continue
+        inp = inputs("outlier_rows", T, H, w_dtype, form=form, seed=H + T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx0, dw0, _ = run_backward_checked(base, inp)
+        assert torch.equal(dx, dx0) and torch.equal(dw, dw0), (name, form, H, T)
+
+
+def test_gres_prefetch_needs_a_prefetching_two_launch_compensated_program():
+    with pytest.raises(ValueError, match="gres_load"):
+        registry.LaunchPolicy("persistent", gres_load="early")
+    lp = registry.LaunchPolicy("persistent", fold=256, fold_in="workspace", gres_load="prefetched")
+    with pytest.raises(ValueError, match="gres_load"):
+        registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, lp, "", mode=3)  # no prefetch
+    with pytest.raises(ValueError, match="gres_load"):
+        registry.Program("bwd.twosum.x", "bwd", "twosum", True, replace(lp, prefetch=True), "", mode=3, single_launch=True)
+    with pytest.raises(ValueError, match="gres_load"):
+        registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, replace(lp, prefetch=True, products="split_rstd"),
+                         "", mode=3)
