@@ -97,8 +97,8 @@ def rows_of(name: str, t: torch.Tensor, H: int, flat: bool = False) -> Rows:
             # to 1): no row // NH division per row in the build (registry.LaunchPolicy heads_rows).
             return Rows(t, 1, t.stride(1) if t.shape[1] > 1 else t.stride(0), 0, t.shape[0] * t.shape[1])
         return Rows(t, t.shape[1], t.stride(0), t.stride(1), t.shape[0] * t.shape[1])
-    flat = t.reshape(-1, H)  # a view when the leading dims collapse, else the one copy
-    return Rows(flat, 1, flat.stride(0), 0, flat.shape[0])
+    rows2d = t.reshape(-1, H)  # a view when the leading dims collapse, else the one copy
+    return Rows(rows2d, 1, rows2d.stride(0), 0, rows2d.shape[0])
 
 
 def _check_x(name: str, t: torch.Tensor) -> None:
@@ -409,7 +409,7 @@ def reduce_meta(program: Program, H: int) -> tuple[str, tuple[int], dict, int] |
 
 def backward_rows_kernel(program: Program):
     """The jit kernel a persistent pointer-load backward program launches (its launch policy's
-    `products`); both take `backward_meta`'s arguments."""
+    `gres_load` and `products`); all three take `backward_meta`'s arguments."""
     from cake_kernels.programs import backward as bk
 
     if program.launch.gres_load == "prefetched":
