@@ -4,7 +4,8 @@
 # 0. The residual form at H 6144 (the worst backward row against copy: BF16 T 65536 64.5 %, where its
 #    plain twin reaches 84 %): the `.gp` twins (GRES prefetched with the next tile) beside the
 #    split-row `.wr` shapes never timed in that form, qualified.
-# 1. Two-row one-warp head rows at strided heads T 4096-262144 (65.1-72 % of copy), qualified.
+# 1. Two-row one-warp head rows at strided heads T 4096-262144 (65.1-72 % of copy), qualified, with
+#    round 15's `.sr` twins (never timed there: campaign_r15e.sh's q-heads-s did not run).
 # 2. The `.sr` twins at H 512 T 4096-65536 (the worst backward row against the in-budget SOTA:
 #    H 512 FP32 T 4096, 15.2 us against torch.compile's 12.2), torch.compile beside them.
 # 3. The new column tasks at T <= 256 on the other rows and forms.
@@ -14,7 +15,8 @@ PREFIX=r16b; . scripts/device/campaign_begin.sh ${1:-540}
 Q="--ops bwd --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
 run q-res --H 6144 --forms residual --w-dtypes bf16,fp32 --T 4096,16384,65536,262144 --programs routed,$GP,$RES_WR \
   --peers none $Q --wave-units 2
-run q-r2-strided --forms heads_strided --w-dtypes bf16,fp32 --T 4096,16384,65536,262144 --programs routed,$R2 \
+run q-r2-strided --forms heads_strided --w-dtypes bf16,fp32 --T 4096,16384,65536,262144 \
+  --programs routed,$R2,$B.p16x.w1.fw.pf.wr.sr,$B.p16x.w1.fw.pf.wr.xs.sr \
   --peers none $Q --wave-units 2
 run q-sr-512 --H 512 --forms plain --w-dtypes fp32,bf16 --T 4096,16384,65536 --programs routed,$SR \
   --peers peer.torch_compile.default $Q --wave-units 2
