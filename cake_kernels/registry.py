@@ -70,10 +70,11 @@ class LaunchPolicy:
     at (r // NH) * stride_t + (r % NH) * stride_h, NH a run-time argument) or `flat` (names end `.fl`:
     when every per-head operand's heads follow one another in memory, its T * NH rows are addressed
     as plain rows with NH = 1, which Triton's launcher compiles in as a constant, so the 64-bit
-    division per row leaves the build; other views are addressed by head as before). compile_check
-    (Triton 3.9, sm_90a, H 256): the loop of `p16x.w1.fw.pf.wr` is 405 SASS instructions indexed
-    against 333 flat, `p8x.w2.fw.pf.wr` 272 against 206, `column_task.c32.w4` 945 against 306 (one
-    division per row of a 64-row column tile), and the one-row `.hs` forward 320 against 288.
+    division per row leaves the build; other views are addressed by head as before).
+    `scripts/sass_paths.py --H 256 --w bf16 [--heads]` (Triton 3.9, sm_90a): the loop of
+    `p16x.w1.fw.pf.wr` is 405 SASS instructions indexed by head against 333 flat (FP32 weight: 523
+    against 432), `p8x.w2.fw.pf.wr` 272 against 206, `column_task.c32.w4` 945 against 306 (one
+    division per row of a 64-row column tile); the one-row `.hs` forward's path 186 against 151.
     static_h: a forward compiled for each H (H a compile-time constant, as torch.compile compiles it;
     names end `.hs`). With a chunk: the looped forward with its chunk loop unrolled, and with one row
     per tile and H a multiple of the chunk no masks (programs/forward.py
@@ -552,11 +553,11 @@ def _catalog() -> list[Program]:
     # of shared memory at H 512 for c128.w1 and c256.w1 (c64.w1: 1,024). Wider rows get more warps
     # (`warps_for`), as every program does.
     # Shorter column tiles (session 16, `c{block}x{rows}`): at T 1 a column task's path is its one
-    # tile's loads, products and FP64 row sum, and a 64-row tile is mostly masked rows. compile_check
-    # (sm_90a, H 512, SASS up to each task's EXIT): c32.w4's column task 393 instructions and row task
-    # 123; c32x16.w4 175 and 123 (T <= 16 in one tile); c64x2.w4 99 and 123 (one tile per 2 rows).
-    # Their `.hs` twins (`rmsnorm_bwd_column_task_static_kernel`, H compiled in) take the row task
-    # to 103 (no IEEE division for mean(g*w*x), no column masks at H a power of two).
+    # tile's loads, products and FP64 row sum, and a 64-row tile is mostly masked rows. SASS up to each
+    # task's EXIT (`scripts/sass_paths.py --H 512`, sm_90a): c32.w4's column task 394 instructions and
+    # row task 123; c32x16.w4 176 and 123 (T <= 16 in one tile); c64x2.w4 100 and 123 (one tile per
+    # 2 rows). Their `.hs` twins (`rmsnorm_bwd_column_task_static_kernel`, H compiled in) take the row
+    # task to 103 (no IEEE division for mean(g*w*x), no column masks at H a power of two).
     for cb, crows, warps, named_rows in ((64, 32, 4, False), (128, 16, 4, False), (32, 64, 4, False), (128, 8, 1, False),
                                          (256, 4, 1, False), (64, 8, 1, False), (32, 16, 4, True), (64, 2, 4, True)):
         progs.append(Program(

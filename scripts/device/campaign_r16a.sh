@@ -8,7 +8,7 @@
 #    worst T <= 256 rows: contiguous heads T 1, 1.44 and 1.38 us against torch.compile's 1.25, 1.22).
 #    With them the `.fs` forwards (rstd by the approximate rsqrt: 44 fewer SASS instructions on a
 #    row's path), and at T <= 256 on plain rows beside Liger and torch.compile (run q-fs).
-# 3. The new column tasks at H 512 T <= 256 (c32x16.w4 halves the column task's SASS path at
+# 3. The new column tasks at H 512 T <= 256 (c32x16.w4 has under half the column task's SASS path at
 #    T <= 16), torch.compile beside them (the one failing T <= 256 backward row: H 512 FP32 T 1,
 #    1.63 us against 1.38).
 # 4. `.fl` twins and the two-row head rows at contiguous heads T 4096-262144 (the worst backward rows

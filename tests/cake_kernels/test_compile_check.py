@@ -118,3 +118,24 @@ def test_bad_weight_dtype_is_refused_by_name():
     res = subprocess.run([sys.executable, "-m", "cake_kernels.compile_check", "--w-dtypes", "fp16"],
                          capture_output=True, text=True, env=env, timeout=300)
     assert res.returncode == 2 and "--w-dtypes" in res.stderr and "fp32" in res.stderr
+
+
+def _sass_paths(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "sass_paths.py")
+    return subprocess.run([sys.executable, script, *args], capture_output=True, text=True, env=env, timeout=600,
+                          cwd=os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def test_sass_paths_shows_the_flat_and_fast_forward_paths_shorter():
+    """scripts/sass_paths.py (the figures behind `.fl` and `.fs`): a one-row forward's path up to its
+    EXIT is shorter with fast statistics, and longer when the row is indexed by head."""
+    def paths(*extra):
+        res = _sass_paths("--programs", "fwd.row.r1.w1.hs,fwd.row.r1.w1.hs.fs", "--H", "256", *extra)
+        assert res.returncode == 0, res.stderr[-2000:]
+        rows = [line.split("|")[1:-1] for line in res.stdout.splitlines() if line.startswith("| fwd.")]
+        return {r[0].strip(): int(r[4]) for r in rows}
+    flat, heads = paths(), paths("--heads")
+    assert flat["fwd.row.r1.w1.hs.fs"] < flat["fwd.row.r1.w1.hs"] < heads["fwd.row.r1.w1.hs"]
+    bad = _sass_paths("--programs", "fwd.nope")
+    assert bad.returncode == 2 and "--programs" in bad.stderr and "fwd.nope" in bad.stderr
