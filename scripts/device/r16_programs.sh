@@ -16,6 +16,6 @@ FS=fwd.row.r1.w1.hs.fs,fwd.row.r1.w2.hs.fs,fwd.row.r1.w4.hs.fs,fwd.row.r1.w8.hs.
 FS_FL=fwd.row.r1.w1.hs.fs.fl,fwd.row.r1.w2.hs.fs.fl
 GP=$B.p2x.w8.fw.pf.sp.gp,$B.p2x.w8.fw.pf.wr.sp.gp,$B.p1x.w16.fw.pf.wr.sp.gp,$B.p2x.w8.fw.pf.wr.sp.wc.gp
 GP=$GP,$B.p2x.w8.fw.pf.wr.gp,$B.p1x.w16.fw.pf.wr.gp
-# never timed in the residual form: the split-row `.wr` shapes that win plain rows at H 6144
+# never timed in the residual form with a BF16 weight: the split-row `.wr` shapes that win plain rows at H 6144
 RES_WR=$B.p2x.w8.fw.pf.wr.sp,$B.p2x.w8.fw.pf.wr.sp.xs,$B.p2x.w8.fw.pf.wr.sp.xs.wc,$B.p2x.w8.fw.pf.wr.sp.wc
 NEW=$CT,$R2,$R2_REST,$FL_FWD,$FL_BWD_SMALL,$FL_BWD_LARGE,$FS,$FS_FL,$GP
