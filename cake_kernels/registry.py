@@ -243,10 +243,12 @@ def _fingerprint(program: "Program", launch_json: str) -> str:
     return program_fingerprint(program, launch_json)
 
 
-def _twin(base: Program, suffix: str, what: str, w_dtypes: tuple[str, ...] | None = None, **launch) -> Program:
-    """`base` with one launch-policy option changed, named `{base}.{suffix}` (the option shows in the name)."""
+def _twin(base: Program, suffix: str, what: str, w_dtypes: tuple[str, ...] | None = None,
+          forms: tuple[str, ...] | None = None, **launch) -> Program:
+    """`base` with one launch-policy option changed, named `{base}.{suffix}` (the option shows in the name);
+    `w_dtypes` / `forms` narrow the keys it is offered for where the option only acts on some."""
     return replace(base, name=f"{base.name}.{suffix}", launch=replace(base.launch, **launch),
-                   w_dtypes=w_dtypes or base.w_dtypes, description=f"as {base.name}, {what}")
+                   w_dtypes=w_dtypes or base.w_dtypes, forms=forms or base.forms, description=f"as {base.name}, {what}")
 
 
 def _catalog() -> list[Program]:
@@ -473,9 +475,10 @@ def _catalog() -> list[Program]:
     # p16x.r2.w1 and p12x.r2.w1 (session 16, for the 256-wide head rows): round 15's ncu had the routed
     # p16x.w1 rows kernel latency-bound (58 % of DRAM peak, 24 % achieved occupancy, contiguous heads
     # BF16 T 65536), with about 2 KB per program in flight (this row and the prefetched next). A
-    # two-row tile doubles that at the same 16 programs per SM: compile_check (Triton 3.9, sm_90a,
-    # H 256) gives the `.xs` build 123 registers against 101 for one row, so 16 stay resident
-    # (16 up to 128 registers); p12x is the margin should Triton 3.6 allocate more (resident up to 170).
+    # two-row tile doubles that at the same 16 programs per SM: compile_check (sm_90a, H 256) gives the
+    # `.xs` build 123 registers (FP32 weight) and 128 (BF16) under Triton 3.6, the H200's, against 96-102
+    # for one row, so 16 stay resident (16 up to 128 registers); the eft build with a BF16 weight takes
+    # 164 (12 resident; its `.wc` twin 128). p12x is the margin (resident up to 170).
     for ppsm, rows, warps, split, h_max in (
             (1, 1, 16, False, H_MAX), (2, 1, 8, False, H_MAX), (2, 1, 4, False, H_MAX), (4, 1, 4, False, H_MAX),
             (2, 2, 8, False, H_MAX), (2, 1, 16, False, narrow), (8, 1, 4, False, 1024), (8, 1, 2, False, 1024),
@@ -575,8 +578,8 @@ def _catalog() -> list[Program]:
     by_name = {p.name: p for p in progs}
     for base in ("p2x.w8.fw.pf.sp", "p2x.w8.fw.pf.wr.sp", "p1x.w16.fw.pf.wr.sp", "p2x.w8.fw.pf.wr.sp.wc", "p2x.w8.fw.pf.wr",
                  "p1x.w16.fw.pf.wr"):
-        progs.append(replace(_twin(by_name[f"bwd.twosum_pair.{base}"], "gp", "the incoming gradient of h_new loaded "
-                                   "with the next tile (residual form)", gres_load="prefetched"), forms=("residual",)))
+        progs.append(_twin(by_name[f"bwd.twosum_pair.{base}"], "gp", "the incoming gradient of h_new loaded with the "
+                           "next tile (residual form)", forms=("residual",), gres_load="prefetched"))
     # `.fs` (stats, above): fast-statistics twins of the one-row `.hs` forwards.
     by_name = {p.name: p for p in progs}
     for warps in (1, 2, 4, 8, 16):
@@ -593,8 +596,8 @@ def _catalog() -> list[Program]:
                      "p10x.w2.fw.pf.wr", "p16x.w1.fw.pf.wr", "p16x.w1.fw.pf.wr.xs.sr", "p2x.r2.w8.fw.pf.wr", "p2x.w8.fw.pf.wr",
                      "p8x.w2.fw.pf.wr", "p16x.r2.w1.fw.pf.wr.xs.sr", "p16x.r2.w1.fw.pf.wr.xs.wc.sr",
                      "p12x.r2.w1.fw.pf.wr.xs.sr"))):
-        progs.append(replace(_twin(by_name[base], "fl", "contiguous heads addressed as flat rows (no per-row division)",
-                                   heads_rows="flat"), forms=("heads_contiguous",)))
+        progs.append(_twin(by_name[base], "fl", "contiguous heads addressed as flat rows (no per-row division)",
+                           forms=("heads_contiguous",), heads_rows="flat"))
     return progs
 
 

@@ -493,7 +493,7 @@ def rmsnorm_bwd_column_task_static_kernel(
         r = rstd[:, None]
         dx = r * gw - x * ((r * r * r) * c[:, None])
         if HAS_GRES:
-            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            dx += load_gres(GRES, rows, cols, cmask, n_rows, NH, srt, srh).to(tl.float32)
         tl.store(DX + rows[:, None] * H_C + cols[None, :], to_bf16(dx, EXACT), mask=mask)
 
 

@@ -26,6 +26,12 @@ FAMILY_REPRESENTATIVES = [
 TRITON_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.grid != "reference"]
 
 
+def _family_tested(p) -> bool:
+    """Whether the family lists below take `p`: the `.fl` and `.gp` twins are left out, each checked
+    against its base instead (test_flat_head_rows_match_their_base, test_gres_prefetch_programs_match_their_base)."""
+    return p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"
+
+
 def _run(name, inp):
     prog = registry.get(name)
     if prog.op == "fwd":
@@ -83,7 +89,7 @@ def test_registry_contract():
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
 
-SPLIT_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.split_h) and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
+SPLIT_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.split_h) and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", SPLIT_PROGRAMS)
@@ -119,7 +125,7 @@ def test_split_row_programs(name):
                     torch.testing.assert_close(dw, dw2, rtol=1e-5, atol=1e-5)
 
 
-WEIGHT_READ_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_load != "hoisted") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
+WEIGHT_READ_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_load != "hoisted") and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", WEIGHT_READ_PROGRAMS)
@@ -155,7 +161,7 @@ def _check_against_register_held_row(prog, shapes, head_forms):
             assert (h is None and h2 is None) or torch.equal(h, h2)
 
 
-LOOPED_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.chunk) and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
+LOOPED_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.chunk) and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", LOOPED_PROGRAMS)
@@ -190,7 +196,7 @@ def test_looped_launch_policy_is_validated():
             registry.LaunchPolicy(**{"grid": "row_blocks", "static_h": True, **bad})
 
 
-STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.static_h and not p.launch.chunk) and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"
+STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.static_h and not p.launch.chunk) and _family_tested(p)
                        and p.launch.stats == "ieee" and p.op == "fwd"]
 
 
@@ -209,7 +215,7 @@ def test_static_row_forward_programs(name):
 
 
 # `.sr` twins are checked against their `.wr` base (test_split_reduce_programs_match_their_wide_twin).
-WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_cast == "fp32" and p.launch.reduce != "split") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
+WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_cast == "fp32" and p.launch.reduce != "split") and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", WEIGHT_CAST_PROGRAMS)
@@ -265,7 +271,7 @@ def test_split_rstd_products_are_exact():
     assert float(((g * (x * r)).double() - exact).abs().div(exact.abs()).max()) > 2.0**-31
 
 
-XS_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.products == "split_rstd" and p.launch.reduce != "split") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
+XS_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.products == "split_rstd" and p.launch.reduce != "split") and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", XS_PROGRAMS)
@@ -309,7 +315,7 @@ def test_launch_policy_rejects_an_unknown_fold_location():
         registry.LaunchPolicy("persistent", weight_cast="fp16")
 
 
-WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "wide") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
+WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "wide") and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", WIDE_REDUCE_PROGRAMS)
@@ -343,7 +349,7 @@ def test_wide_reduce_sums_more_partials_than_one_tile():
     torch.testing.assert_close(dw, ws.sum(0).float(), rtol=1e-6, atol=1e-12)
 
 
-SPLIT_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "split") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
+SPLIT_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "split") and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", SPLIT_REDUCE_PROGRAMS)
@@ -465,7 +471,7 @@ def test_t_zero_launches_nothing_and_dw_is_zero():
         assert torch.equal(dw, torch.zeros(64))
 
 
-TMA_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.loads == "tma") and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
+TMA_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.loads == "tma") and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", TMA_PROGRAMS)
@@ -509,7 +515,6 @@ def test_tma_program_falls_back_on_a_view_it_cannot_describe():
             torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
 
 
-# `.fl` and `.gp` twins are left out of the family lists above: each is checked against its base below.
 FLAT_HEADS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.heads_rows == "flat"]
 
 
@@ -561,7 +566,7 @@ def test_flat_head_rows_match_their_base(name, monkeypatch):
             assert (a is None and b is None) or torch.equal(a, b), name
 
 
-FAST_STATS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.stats == "fast" and p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"]
+FAST_STATS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.stats == "fast" and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", FAST_STATS_PROGRAMS)
