@@ -150,6 +150,34 @@ def test_neutral_forced_neighbour_cannot_absorb_a_kept_incumbent_window():
     assert spans(solve(e, incumbent=again)) == spans(sol)
 
 
+def test_noise_cannot_move_an_incumbent_edge_by_absorption():
+    # Round 16, fwd H 2048 BF16: the incumbent routed T 5-256 to one row program and T 257-4096 to a
+    # persistent program whose sessions spread 10-15 %. A third program won T 16 and T 256 clearly
+    # (the incumbent's lost by 2.1 %, beyond the neutral threshold), but only inside the noisy
+    # program's spread, so weak-segment absorption handed T 16-256 to the noisy program: 6-9 %
+    # slower than the winner there. With an incumbent, absorption never extends a program over
+    # points the incumbent routed elsewhere.
+    e = Evidence().program("bwd.x").program("bwd.inc").program("bwd.noisy")
+    for T, (x, inc, noisy) in {16: (1.504, 1.536, 1.632), 256: (2.08, 2.10, 2.272)}.items():
+        e.point("bwd.x", T, us=x).point("bwd.inc", T, us=inc)
+        # its fastest session is as fast as the winner: no clear win either way
+        e.timing("bwd.noisy", T, noisy, session_factors=[x / noisy, 1.0, 1.0, 1.06]).acc("bwd.noisy", T, 0.01)
+    e.timing("bwd.noisy", 4096, 9.952, session_factors=[0.95, 1.0, 1.0, 1.08]).acc("bwd.noisy", 4096, 0.01)
+    e.point("bwd.x", 4096, us=11.872)
+    inc = [Window(1, 256, "bwd.inc", "fastest"), Window(257, None, "bwd.noisy", "fastest")]
+    # without an incumbent the noise decides: the noisy program takes every point
+    assert {T: w.program for w in solve(e).windows for T in w.points} == {16: "bwd.noisy", 256: "bwd.noisy",
+                                                                           4096: "bwd.noisy"}
+    sol = solve(e, incumbent=inc)
+    at = {T: w.program for w in sol.windows for T in w.points}
+    assert at == {16: "bwd.x", 256: "bwd.x", 4096: "bwd.noisy"}, spans(sol)
+    assert sol.windows[0].reason == "fastest"
+    # re-solving against the result keeps every window (the baseline without incumbent still routes
+    # T 16-256 to the noisy program, so the kept window now says why: neutral-keep)
+    again = [Window(w.lo, w.hi, w.program, w.reason) for w in sol.windows]
+    assert [s[:3] for s in spans(solve(e, incumbent=again))] == [s[:3] for s in spans(sol)]
+
+
 def test_merge_small_advantage_window_into_cheaper_neighbour():
     e = Evidence().program("bwd.a").program("bwd.b").program("bwd.c")
     lat = {  # T: (a, b, c)
