@@ -625,6 +625,21 @@ def next_measurements(points: list[Point], windows: list[SolvedWindow], cands: M
             for T in sorted({mid} | {g for g in policy.grid if t1 < g < t2}):
                 if t1 < T < t2:
                     add(NextItem(T, "timing+accuracy", progs, why))
+    by_T = {p.T: p for p in points}
+    for w in windows:
+        if w.reason in LOUD_REASONS:
+            continue
+        for T in w.points:
+            p = by_T[T]
+            routed = p.timing.get(w.program)
+            if p.winner is None or p.winner == w.program or routed is None or not rules.is_noisy(routed, policy):
+                continue
+            # The routed program is slower by pooled median and only its session spread keeps the
+            # faster program from taking the point (the noise rule): a re-measurement decides it.
+            slower = routed.median_us / p.timing[p.winner].median_us - 1.0
+            add(NextItem(T, "timing", tuple(sorted((w.program, p.winner))),
+                         f"routed program noisy here (session spread {routed.spread:.3f}) and {slower:.1%} slower "
+                         f"than the fastest by pooled median"))
     for p in points:
         if p.winner and p.runner_up and (not p.decisive or p.noisy):
             why = ("noisy (session spread above the limit)" if p.noisy else

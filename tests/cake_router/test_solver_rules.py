@@ -166,8 +166,12 @@ def test_noise_cannot_move_an_incumbent_edge_by_absorption():
     e.point("bwd.x", 4096, us=11.872)
     inc = [Window(1, 256, "bwd.inc", "fastest"), Window(257, None, "bwd.noisy", "fastest")]
     # without an incumbent the noise decides: the noisy program takes every point
-    assert {T: w.program for w in solve(e).windows for T in w.points} == {16: "bwd.noisy", 256: "bwd.noisy",
-                                                                           4096: "bwd.noisy"}
+    free = solve(e)
+    assert {T: w.program for w in free.windows for T in w.points} == {16: "bwd.noisy", 256: "bwd.noisy",
+                                                                       4096: "bwd.noisy"}
+    # and the next measurements name the points it holds by its spread alone
+    held = {(n.T, n.programs) for n in free.next if n.why.startswith("routed program noisy")}
+    assert held == {(16, ("bwd.noisy", "bwd.x")), (256, ("bwd.noisy", "bwd.x"))}
     sol = solve(e, incumbent=inc)
     at = {T: w.program for w in sol.windows for T in w.points}
     assert at == {16: "bwd.x", 256: "bwd.x", 4096: "bwd.noisy"}, spans(sol)
