@@ -634,9 +634,12 @@ def next_measurements(points: list[Point], windows: list[SolvedWindow], cands: M
             routed = p.timing.get(w.program)
             if p.winner is None or p.winner == w.program or routed is None or not rules.is_noisy(routed, policy):
                 continue
-            # The routed program is slower by pooled median and only its session spread keeps the
-            # faster program from taking the point (the noise rule): a re-measurement decides it.
+            # The routed program is slower by pooled median (beyond the neutral threshold) and only its
+            # session spread keeps the faster program from taking the point (the noise rule): a
+            # re-measurement decides it.
             slower = routed.median_us / p.timing[p.winner].median_us - 1.0
+            if slower <= policy.neutral_threshold(p.aa_floor):
+                continue  # within what the neutral rule would keep anyway
             add(NextItem(T, "timing", tuple(sorted((w.program, p.winner))),
                          f"routed program noisy here (session spread {routed.spread:.3f}) and {slower:.1%} slower "
                          f"than the fastest by pooled median"))
