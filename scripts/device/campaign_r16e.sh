@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # H200 round 16e (session 17, the last ~200 s of device time):
-# 1. Qualify the residual form at H 6144 FP32 T 262144: round 16c's q-res ran out of time after one
-#    of two sessions there (59 inputs per family, unqualified), so no program was eligible at that
+# 1. Qualify the residual form at H 6144 FP32 T 262144: round 16c's q-res ran out of budget during
+#    the accuracy pass there (59 of 120 inputs per family, unqualified), so no program was eligible at that
 #    point and the solver marked T 65537-262144 no-eligible-program.
 # 2. The `.fs` forwards at the plain FP32 rows where the forward T <= 256 target fails (H 4096-8192,
 #    T 16 and 256: 0.917-0.957 of Liger), which round 16a's q-fs did not reach; Liger and
