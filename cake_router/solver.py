@@ -419,7 +419,7 @@ def _neutral_windows(points: list[Point], incumbent: list, policy: Policy) -> li
     for w in incumbent:
         if w.reason in LOUD_REASONS:
             continue
-        idx = [i for i, p in enumerate(points) if p.T >= w.lo and (w.hi is None or p.T <= w.hi)]
+        idx = [i for i, p in enumerate(points) if w.covers(p.T)]
         if not idx:
             continue
         q = w.program
@@ -433,10 +433,9 @@ def incumbent_programs(points: list[Point], incumbent: list) -> dict[int, str]:
     """Point index -> the incumbent table's program at that sampled T (points it covers only)."""
     out: dict[int, str] = {}
     for i, p in enumerate(points):
-        for w in incumbent:
-            if p.T >= w.lo and (w.hi is None or p.T <= w.hi):
-                out[i] = w.program
-                break
+        w = next((w for w in incumbent if w.covers(p.T)), None)
+        if w is not None:
+            out[i] = w.program
     return out
 
 
@@ -670,14 +669,14 @@ def solve_key(ev: WorkloadEvidence, key: RouteKey, policy: Policy, incumbent: li
     if incumbent:
         baseline = segs  # the solve without incumbent: what the neutral rule compares with
         inc_at = incumbent_programs(points, incumbent)
-        segs = choose_segments(points, policy, None, inc_at)
         forced = neutral_forced(points, baseline, incumbent, policy)
+        segs = choose_segments(points, policy, forced, inc_at)
         while forced:
-            segs = choose_segments(points, policy, forced, inc_at)
             displaced = neutral_displaced(points, baseline, segs, incumbent, policy)
             if not displaced:
                 break
             forced.update(displaced)  # grows strictly (a displaced point is never forced yet): terminates
+            segs = choose_segments(points, policy, forced, inc_at)
     windows = build_windows(points, segs, key, ev, cands, policy, incumbent)
     return KeySolution(key, ev, points, windows, next_measurements(points, windows, cands, key, policy))
 

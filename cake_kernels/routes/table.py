@@ -60,6 +60,10 @@ class Window:
     reason: str
     evidence: dict = field(default_factory=dict, compare=False, hash=False)
 
+    def covers(self, T: int) -> bool:
+        """Whether T lies in [lo, hi] (hi None: no upper end)."""
+        return self.lo <= T and (self.hi is None or T <= self.hi)
+
 
 @dataclass
 class RouteTable:
