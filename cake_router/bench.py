@@ -213,34 +213,55 @@ def geomean(xs) -> float | None:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
+def row_key(r: BenchRow) -> str:
+    """A bench row's point, as the bounds files name it: `op form H w T`."""
+    return f"{r.op} {r.form} {r.H} {r.w_dtype} {r.T}"
+
+
+def _binding(r: BenchRow, value: str) -> dict:
+    return {"key": row_key(r), "program": r.program, "us": r.us, "value": value}
+
+
 def targets(rows: list[BenchRow]) -> list[dict]:
-    """The issue's targets, each with met / not met and the measured figure."""
+    """The issue's targets, each with met / not met, the measured figure, how many rows fall short
+    (`short`) and the row that sets the figure (`binding`: its key, routed program, time and value;
+    None where the figure is an aggregate or no row falls short). `id` names a target for the bounds
+    files (`load_bounds`)."""
     out = []
 
-    def add(name, met, figure):
-        out.append({"target": name, "met": met, "figure": figure})
+    def add(tid, name, met, figure, short=None, binding=None):
+        out.append({"id": tid, "target": name, "met": met, "figure": figure, "short": short, "binding": binding})
+
+    def floor(tid, name, pairs, limit, figure, fmt=lambda v: f"{v:.3f}x"):
+        """A target that every row's value be >= limit: the figure is the smallest value, its row binds."""
+        if not pairs:
+            add(tid, name, None, figure(None, 0))
+            return
+        v, r = min(pairs, key=lambda p: p[0])
+        add(tid, name, v >= limit, figure(v, len(pairs)), sum(x < limit for x, _ in pairs), _binding(r, fmt(v)))
 
     for op, frac_target in (("bwd", 0.93), ("fwd", 0.92)):
         big = [r for r in rows if r.op == op and r.T >= 65536]
-        fr = [r.copy_fraction for r in big if r.copy_fraction is not None]
-        add(f"{op} T>=65536: >= {frac_target:.0%} of copy bandwidth",
-            (min(fr) >= frac_target) if fr else None, f"min {min(fr):.1%} over {len(fr)} rows" if fr else "copy bandwidth unknown")
-        pr = [r.peer_over_new for r in big if r.peer_over_new is not None]
-        add(f"{op} T>=65536: >= 1.00x the fastest peer", (min(pr) >= 1.0) if pr else None,
-            f"min {min(pr):.3f}x over {len(pr)} rows" if pr else "no peer timed")
-        small = [r.peer_over_new for r in rows if r.op == op and r.T <= 256 and r.peer_over_new is not None]
-        add(f"{op} T<=256: latency <= the fastest peer's on every row", (min(small) >= 1.0) if small else None,
-            f"min peer/ours {min(small):.3f}x over {len(small)} rows" if small else "no peer timed")
+        floor(f"{op}-copy", f"{op} T>=65536: >= {frac_target:.0%} of copy bandwidth",
+              [(r.copy_fraction, r) for r in big if r.copy_fraction is not None], frac_target,
+              lambda v, n: f"min {v:.1%} over {n} rows" if n else "copy bandwidth unknown", lambda v: f"{v:.1%} of copy")
+        floor(f"{op}-peer", f"{op} T>=65536: >= 1.00x the fastest peer",
+              [(r.peer_over_new, r) for r in big if r.peer_over_new is not None], 1.0,
+              lambda v, n: f"min {v:.3f}x over {n} rows" if n else "no peer timed")
+        floor(f"{op}-small", f"{op} T<=256: latency <= the fastest peer's on every row",
+              [(r.peer_over_new, r) for r in rows if r.op == op and r.T <= 256 and r.peer_over_new is not None], 1.0,
+              lambda v, n: f"min peer/ours {v:.3f}x over {n} rows" if n else "no peer timed")
     for op, g_target in (("bwd", 1.25), ("fwd", 1.05), ("2xfwd+bwd", 1.05)):
-        s = [r.sota_over_new for r in rows if r.op == op and r.sota_over_new is not None]
-        g = geomean(s)
-        add(f"{op}: geomean SOTA/new >= {g_target}", (g >= g_target) if g else None,
+        s = [(r.sota_over_new, r) for r in rows if r.op == op and r.sota_over_new is not None]
+        g = geomean([x for x, _ in s])
+        add(f"{op}-geomean", f"{op}: geomean SOTA/new >= {g_target}", (g >= g_target) if g else None,
             f"{g:.3f} over {len(s)} rows" if g else "no in-budget peer timed")
-        add(f"{op}: no row below 0.97 SOTA/new", (min(s) >= 0.97) if s else None,
-            f"min {min(s):.3f}" if s else "no in-budget peer timed")
+        floor(f"{op}-floor", f"{op}: no row below 0.97 SOTA/new", s, 0.97,
+              lambda v, n: f"min {v:.3f}" if n else "no in-budget peer timed")
     bad = [r for r in rows if r.routed_in_budget is False]
-    add("every routed backward in budget on qualified evidence", not bad,
-        f"{len(bad)} of {sum(r.routed_in_budget is not None for r in rows)} rows not in budget (or not qualified)")
+    add("in-budget", "every routed backward in budget on qualified evidence", not bad,
+        f"{len(bad)} of {sum(r.routed_in_budget is not None for r in rows)} rows not in budget (or not qualified)",
+        len(bad), _binding(bad[0], "not in budget or not qualified") if bad else None)
     return out
 
 
@@ -258,11 +279,7 @@ def markdown(rows: list[BenchRow], tgts: list[dict], header: str) -> str:
     if any(r.step_fwd_routed is False for r in rows):
         lines += ["", "† the step was timed with a forward the table does not route there (before 2026-12-03 every step "
                   f"ran `{LEGACY_STEP_FWD}`): the row states that step, not the routed one."]
-    lines += ["", "| target | met | measured |", "|---|---|---|"]
-    for t in tgts:
-        met = "n/a" if t["met"] is None else ("met" if t["met"] else "**not met**")
-        lines.append(f"| {t['target']} | {met} | {t['figure']} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + targets_block(tgts)
 
 
 def as_json(rows: list[BenchRow], tgts: list[dict], meta: dict, peers: list[PeerRow] | None = None) -> dict:
@@ -325,8 +342,99 @@ def readme_block(rows: list[BenchRow], peers: list[PeerRow], spec: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def rewrite_readme(text: str, rows: list[BenchRow], peers: list[PeerRow]) -> tuple[str, int]:
-    """`text` with every bench-rows block rebuilt from `rows`; returns (text, blocks rewritten)."""
+# What bounds each target: a curated file per arch (`bench/bounds/<arch>.json`), written by whoever
+# explains the figure from measurements (ncu, SASS, a probe), because the evidence store records
+# times and errors, not causes. Each note names the row it explains; when the bench's binding row
+# moves elsewhere the note is shown as stale rather than silently describing another row.
+BOUNDS_SCHEMA = "cake-bounds/1"
+TARGET_IDS = ("bwd-copy", "bwd-peer", "bwd-small", "fwd-copy", "fwd-peer", "fwd-small", "bwd-geomean", "bwd-floor",
+              "fwd-geomean", "fwd-floor", "2xfwd+bwd-geomean", "2xfwd+bwd-floor", "in-budget")
+README_TARGETS = re.compile(r"<!-- bench-targets -->\n(?P<body>.*?)<!-- /bench-targets -->", re.S)
+
+
+class BoundsError(ValueError):
+    """A bounds file that does not follow its schema."""
+
+
+def load_bounds(doc, path: str, arch: str) -> dict[str, dict]:
+    """The notes of a parsed bounds file: target id -> {"row", "text", "evidence"}. Checks the schema,
+    the arch, the target ids and that each note names its row as `op form H w T`."""
+    def bad(msg):
+        return BoundsError(f"{path}: {msg}")
+
+    if not isinstance(doc, dict) or doc.get("schema") != BOUNDS_SCHEMA:
+        raise bad(f"field 'schema': expected {BOUNDS_SCHEMA!r}")
+    if doc.get("arch") != arch:
+        raise bad(f"field 'arch': {doc.get('arch')!r}, expected {arch!r}")
+    notes = doc.get("bounds")
+    if not isinstance(notes, dict):
+        raise bad("field 'bounds': expected an object of target id -> note")
+    out = {}
+    for tid, note in notes.items():
+        if tid not in TARGET_IDS:
+            raise bad(f"bounds[{tid!r}]: unknown target id; accepted: {', '.join(TARGET_IDS)}")
+        if not isinstance(note, dict) or not isinstance(note.get("text"), str) or not note["text"].strip():
+            raise bad(f"bounds[{tid!r}]: expected an object with a non-empty 'text'")
+        row = note.get("row")
+        if row is not None:
+            parts = row.split() if isinstance(row, str) else []
+            if len(parts) != 5 or parts[0] not in ("fwd", "bwd", "2xfwd+bwd") or not (parts[2].isdigit() and parts[4].isdigit()):
+                raise bad(f"bounds[{tid!r}].row: {row!r} is not 'op form H w T' (e.g. 'bwd plain 1536 bf16 1048576')")
+        ev = note.get("evidence")
+        if ev is not None and not isinstance(ev, str):
+            raise bad(f"bounds[{tid!r}].evidence: expected a string (where the measurement behind the note is)")
+        out[tid] = {"row": row, "text": note["text"].strip(), "evidence": ev}
+    return out
+
+
+def attach_bounds(tgts: list[dict], bounds: dict[str, dict]) -> list[str]:
+    """Each target gets `bound` (its note, with `stale` True where the note names another row than
+    the one that binds now); returns a warning per stale note."""
+    warnings = []
+    for t in tgts:
+        note = bounds.get(t["id"])
+        if note is None:
+            t["bound"] = None
+            continue
+        binding = (t.get("binding") or {}).get("key")
+        stale = note["row"] is not None and note["row"] != binding
+        t["bound"] = {**note, "stale": stale}
+        if stale:
+            warnings.append(f"bound note of {t['id']!r} explains {note['row']!r}; the binding row is now {binding or 'none'}")
+    return warnings
+
+
+def _binding_cell(t: dict) -> str:
+    b = t.get("binding")
+    if not b:
+        return "-"
+    us = "" if b.get("us") is None else f", {_us(b['us'])} us"
+    op, form, H, w, T = b["key"].split()
+    return f"{op} {form} H {H} {w} T {T} (`{b['program']}`{us}): {b['value']}"
+
+
+def targets_block(tgts: list[dict]) -> str:
+    """The README's targets table: met or not, the figure, rows short of it, the row that binds and
+    what bounds it (the bounds file's note)."""
+    lines = ["| target | met | measured | rows short | binding row | what bounds it |", "|---|---|---|---|---|---|"]
+    for t in tgts:
+        met = "n/a" if t["met"] is None else ("met" if t["met"] else "**not met**")
+        note = t.get("bound")
+        text = "-"
+        if note:
+            text = note["text"]
+            if note.get("evidence"):
+                text += f" ({note['evidence']})"
+            if note["stale"]:
+                text = f"*stale: written for {note['row']}.* " + text
+        short = "-" if t.get("short") is None else str(t["short"])
+        lines.append(f"| {t['target']} | {met} | {t['figure']} | {short} | {_binding_cell(t)} | {text.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def rewrite_readme(text: str, rows: list[BenchRow], peers: list[PeerRow], tgts: list[dict] | None = None) -> tuple[str, int]:
+    """`text` with every bench-rows block rebuilt from `rows`, and with `tgts` every bench-targets
+    block from them; returns (text, blocks rewritten)."""
     n = 0
 
     def one(m: re.Match) -> str:
@@ -334,4 +442,12 @@ def rewrite_readme(text: str, rows: list[BenchRow], peers: list[PeerRow]) -> tup
         n += 1
         return f"<!-- bench-rows {m['spec']} -->\n{readme_block(rows, peers, m['spec'])}<!-- /bench-rows -->"
 
-    return README_BLOCK.sub(one, text), n
+    def tg(m: re.Match) -> str:
+        nonlocal n
+        n += 1
+        return f"<!-- bench-targets -->\n{targets_block(tgts)}<!-- /bench-targets -->"
+
+    text = README_BLOCK.sub(one, text)
+    if tgts is not None:
+        text = README_TARGETS.sub(tg, text)
+    return text, n

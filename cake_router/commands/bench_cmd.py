@@ -13,7 +13,8 @@ EXAMPLES = """examples:
   # after `measure` on the GPU node and `import`: the table and the targets, Markdown + JSON
   python -m cake_router bench --arch sm_90a --copy-TBps 4.22
   python -m cake_router bench --arch sm_90a --json
-  # also rebuild the README's tables (its `<!-- bench-rows ... -->` blocks) from the same rows
+  # also rebuild the README's tables (its `<!-- bench-rows ... -->` blocks) and its targets table
+  # (`<!-- bench-targets -->`, with the notes of bench/bounds/sm_90a.json) from the same rows
   python -m cake_router bench --arch sm_90a --readme README.md
 """
 
@@ -26,7 +27,9 @@ def register(sub) -> None:
     p.add_argument("--copy-TBps", type=float, default=None, help="device copy bandwidth (read+write, TB/s); default: the lowest `copy_TBps` the runs recorded")
     p.add_argument("--out-dir", default="bench/results", help="where <arch>-bench.md and .json go")
     p.add_argument("--readme", default=None, metavar="FILE",
-                   help="rewrite the `<!-- bench-rows form=F w=W op:H:T ... -->` blocks of this Markdown file from the rows")
+                   help="rewrite the `<!-- bench-rows form=F w=W op:H:T ... -->` and `<!-- bench-targets -->` blocks of this Markdown file")
+    p.add_argument("--bounds", default=None, metavar="FILE",
+                   help="what bounds each target: a cake-bounds/1 file (default: <out-dir>/../bounds/<arch>.json when it exists)")
     add_db_option(p)
     add_json_option(p)
     p.set_defaults(func=cmd_bench)
@@ -55,8 +58,22 @@ def cmd_bench(args) -> int:
             readme_text = Path(args.readme).read_text()
         except OSError as exc:
             raise CliError(f"--readme {args.readme}: cannot read it ({exc.strerror})") from None
-        if not bench.README_BLOCK.search(readme_text):
-            raise CliError(f"--readme {args.readme}: no `<!-- bench-rows ... -->` ... `<!-- /bench-rows -->` block in it")
+        if not (bench.README_BLOCK.search(readme_text) or bench.README_TARGETS.search(readme_text)):
+            raise CliError(f"--readme {args.readme}: no `<!-- bench-rows ... -->` ... `<!-- /bench-rows -->` or "
+                           "`<!-- bench-targets -->` ... `<!-- /bench-targets -->` block in it")
+    # Default: the arch's notes beside the results directory (bench/results -> bench/bounds/<arch>.json).
+    default_bounds = Path(args.out_dir).parent / "bounds" / f"{args.arch}.json"
+    bounds_path = args.bounds or (str(default_bounds) if default_bounds.is_file() else None)
+    bounds = {}
+    if bounds_path is not None:
+        try:
+            bounds = bench.load_bounds(json.loads(Path(bounds_path).read_text()), bounds_path, args.arch)
+        except OSError as exc:
+            raise CliError(f"--bounds {bounds_path}: cannot read it ({exc.strerror})") from None
+        except json.JSONDecodeError as exc:
+            raise CliError(f"--bounds {bounds_path}: not JSON ({exc})") from None
+        except bench.BoundsError as exc:
+            raise CliError(f"--bounds {exc}") from None
     ev = workload_evidence(store, args.arch)
     run_list = runs(store, args.arch)
     copy_TBps = args.copy_TBps
@@ -69,7 +86,8 @@ def cmd_bench(args) -> int:
     if not rows:
         raise CliError(f"no measured point of {args.arch} is covered by the table; measure first")
     tg = bench.targets(rows)
-    meta = {"arch": args.arch, "table": table.path, "copy_TBps": copy_TBps,
+    stale = bench.attach_bounds(tg, bounds)
+    meta = {"arch": args.arch, "table": table.path, "copy_TBps": copy_TBps, "bounds": bounds_path,
             "runs": [{k: r.get(k) for k in ("run_id", "gpu", "torch", "triton", "cuda", "driver", "started")} for r in run_list]}
     aa = sorted(v for e in ev.values() for v in e.aa_floor.values())
     meta["aa_floor"] = {"median": aa[len(aa) // 2], "max": aa[-1], "points": len(aa)} if aa else None
@@ -80,7 +98,7 @@ def cmd_bench(args) -> int:
     peer_rows = bench.peer_table(ev, Policy())
     if readme_text is not None:
         try:
-            new_text, n_blocks = bench.rewrite_readme(readme_text, rows, peer_rows)
+            new_text, n_blocks = bench.rewrite_readme(readme_text, rows, peer_rows, tg)
         except bench.ReadmeSpecError as exc:
             raise CliError(f"--readme {args.readme}: {exc}; the file was left as it was") from None
     md = bench.markdown(rows, tg, header) + "\n" + bench.peer_markdown(peer_rows)
@@ -91,16 +109,21 @@ def cmd_bench(args) -> int:
     if readme_text is not None:
         Path(args.readme).write_text(new_text)
         if not args.json:
-            console().print(f"rewrote {n_blocks} bench-rows block(s) of {args.readme}")
+            console().print(f"rewrote {n_blocks} bench block(s) of {args.readme}")
+    for w in stale:
+        # stderr, so `--json` output stays one document
+        console(stderr=True).print(f"[yellow]warning:[/] {w}")
     if args.json:
         print_json(bench.as_json(rows, tg, meta, peer_rows))
         return 0
     from rich.table import Table
 
     t = Table(title=f"{args.arch}: targets (rows: {out / (args.arch + '-bench.md')})")
-    for c in ("target", "met", "measured"):
+    for c in ("target", "met", "measured", "short", "binding row"):
         t.add_column(c)
     for x in tg:
-        t.add_row(x["target"], "n/a" if x["met"] is None else ("[green]met" if x["met"] else "[red]not met"), x["figure"])
+        b = x.get("binding")
+        t.add_row(x["target"], "n/a" if x["met"] is None else ("[green]met" if x["met"] else "[red]not met"), x["figure"],
+                  "-" if x.get("short") is None else str(x["short"]), f"{b['key']} {b['program']}" if b else "-")
     console().print(t)
     return 0

@@ -228,3 +228,116 @@ def test_step_rows_name_their_forward_and_flag_one_the_table_does_not_route(tmp_
     md = bench.markdown(list(rows.values()), [], "# t")
     assert "| bwd.pair.p2x.w8 + 2x fwd.row.r1.w8 † |" in md and "| bwd.pair.p2x.w8 + 2x fwd.row.r4.w2 |" in md
     assert "† the step was timed with a forward the table does not route there" in md
+
+
+def _bound_rows(tmp_path):
+    """Two backward rows at T 65536: the routed program at 50 % and 80 % of copy, a peer faster at one."""
+    recs = [RUN, prog("bwd.twosum.p1x.w8", "twosum"), prog("peer.fast", "peer")]
+    for T, us in ((65536, 200.0), (1048576, 2000.0)):
+        recs.append(timing("bwd.twosum.p1x.w8", "bwd", T, us))
+        recs += acc("bwd.twosum.p1x.w8", T, 0.001)
+    recs.append(timing("peer.fast", "bwd", 65536, 150.0))
+    ev = aggregate_records(recs)
+    b64 = bench.bytes_moved("bwd", "plain", 1024, 65536) / 200e-6 / 1e12
+    return bench.compare(ev, table(tmp_path, "bwd.twosum.p1x.w8"), Policy(), copy_TBps=b64 / 0.5)
+
+
+def test_floor_targets_name_the_binding_row_and_count_the_rows_short(tmp_path):
+    rows = _bound_rows(tmp_path)
+    tg = {t["id"]: t for t in bench.targets(rows)}
+    copy = tg["bwd-copy"]
+    assert copy["met"] is False and copy["short"] == 2  # 50 % and 80 % (same bytes per us at 1M: 1.6x) < 93 %
+    assert copy["binding"]["key"] == "bwd plain 1024 fp32 65536" and copy["binding"]["program"] == "bwd.twosum.p1x.w8"
+    assert copy["binding"]["value"] == "50.0% of copy" and copy["binding"]["us"] == 200.0
+    peer = tg["bwd-peer"]
+    assert peer["short"] == 1 and peer["binding"]["value"] == "0.750x" and peer["figure"] == "min 0.750x over 1 rows"
+    assert tg["bwd-geomean"]["binding"] is None and tg["bwd-geomean"]["short"] is None  # an aggregate binds no row
+    assert tg["in-budget"]["met"] is True and tg["in-budget"]["binding"] is None and tg["in-budget"]["short"] == 0
+    assert tg["fwd-copy"]["met"] is None and tg["fwd-copy"]["binding"] is None  # no forward row
+    assert {t["id"] for t in bench.targets(rows)} == set(bench.TARGET_IDS)
+
+
+def _bounds_doc(**notes):
+    return {"schema": bench.BOUNDS_SCHEMA, "arch": "sm_90a", "bounds": notes}
+
+
+def test_bounds_file_is_checked_field_by_field():
+    import pytest
+
+    ok = bench.load_bounds(_bounds_doc(**{"bwd-copy": {"row": "bwd plain 1024 fp32 65536", "text": " latency ",
+                                                      "evidence": "ncu.log"}}), "b.json", "sm_90a")
+    assert ok == {"bwd-copy": {"row": "bwd plain 1024 fp32 65536", "text": "latency", "evidence": "ncu.log"}}
+    for doc, arch, what in (
+        ({"schema": "x", "arch": "sm_90a", "bounds": {}}, "sm_90a", "field 'schema'"),
+        (_bounds_doc(), "sm_100a", "field 'arch': 'sm_90a', expected 'sm_100a'"),
+        ({"schema": bench.BOUNDS_SCHEMA, "arch": "sm_90a", "bounds": []}, "sm_90a", "field 'bounds'"),
+        (_bounds_doc(**{"bwd-speed": {"text": "x"}}), "sm_90a", r"bounds\['bwd-speed'\]: unknown target id; accepted: bwd-copy"),
+        (_bounds_doc(**{"bwd-copy": {"text": "  "}}), "sm_90a", "non-empty 'text'"),
+        (_bounds_doc(**{"bwd-copy": {"text": "x", "row": "bwd plain 1024 65536"}}), "sm_90a", r"\.row: .* is not 'op form H w T'"),
+        (_bounds_doc(**{"bwd-copy": {"text": "x", "evidence": 3}}), "sm_90a", r"\.evidence: expected a string"),
+    ):
+        with pytest.raises(bench.BoundsError, match=what):
+            bench.load_bounds(doc, "b.json", arch)
+
+
+def test_a_bound_note_for_another_row_is_stale_and_says_so(tmp_path):
+    rows = _bound_rows(tmp_path)
+    tg = bench.targets(rows)
+    notes = bench.load_bounds(_bounds_doc(**{
+        "bwd-copy": {"row": "bwd plain 1024 fp32 65536", "text": "one warp per row", "evidence": "ncu.log"},
+        "bwd-peer": {"row": "bwd plain 2048 fp32 65536", "text": "padded tile"}}), "b.json", "sm_90a")
+    warnings = bench.attach_bounds(tg, notes)
+    assert warnings == ["bound note of 'bwd-peer' explains 'bwd plain 2048 fp32 65536'; the binding row is now "
+                        "bwd plain 1024 fp32 65536"]
+    md = bench.targets_block(tg)
+    assert ("| bwd T>=65536: >= 93% of copy bandwidth | **not met** | min 50.0% over 2 rows | 2 | bwd plain H 1024 fp32 "
+            "T 65536 (`bwd.twosum.p1x.w8`, 200.0 us): 50.0% of copy | one warp per row (ncu.log) |") in md
+    assert "*stale: written for bwd plain 2048 fp32 65536.* padded tile |" in md
+    assert "| bwd: geomean SOTA/new >= 1.25 | n/a | no in-budget peer timed | - | - | - |" in md
+
+
+def test_readme_targets_block_is_rebuilt_and_idempotent(tmp_path):
+    rows = _bound_rows(tmp_path)
+    tg = bench.targets(rows)
+    text = "a\n<!-- bench-targets -->\n| old |\n<!-- /bench-targets -->\nb\n"
+    out, n = bench.rewrite_readme(text, rows, [], tg)
+    assert n == 1 and "| old |" not in out and out.startswith("a\n") and out.endswith("b\n")
+    assert out.count("| target | met | measured | rows short | binding row | what bounds it |") == 1
+    assert bench.rewrite_readme(out, rows, [], tg)[0] == out
+    assert bench.rewrite_readme(text, rows, [])[0] == text  # without targets the block is left as it is
+
+
+def test_bench_cli_reads_bounds_and_warns_on_a_stale_note(tmp_path, capsys):
+    import json
+
+    from cake_router.cli import main
+
+    recs = [RUN, prog("bwd.twosum.p1x.w8", "twosum"), timing("bwd.twosum.p1x.w8", "bwd", 65536, 200.0)]
+    recs += acc("bwd.twosum.p1x.w8", 65536, 0.001)
+    evf = tmp_path / "ev.jsonl"
+    evf.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    db = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    assert main(["import", str(evf), "--db", db]) == 0
+    table(tmp_path, "bwd.twosum.p1x.w8")
+    (tmp_path / "bounds").mkdir()
+    bounds = tmp_path / "bounds" / "sm_90a.json"  # the default: beside --out-dir
+    bounds.write_text(json.dumps(_bounds_doc(**{"bwd-copy": {"row": "bwd plain 4096 fp32 65536", "text": "old note"}})))
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- bench-targets -->\n<!-- /bench-targets -->\n")
+    args = ["bench", "--arch", "sm_90a", "--db", db, "--table", str(tmp_path / "t.json"), "--out-dir", str(tmp_path / "out"),
+            "--readme", str(readme), "--copy-TBps", "4.0"]
+    capsys.readouterr()
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "bound note of 'bwd-copy' explains 'bwd plain 4096 fp32 65536'" in err
+    assert "*stale: written for bwd plain 4096 fp32 65536.* old note" in readme.read_text()
+    assert "old note" in (tmp_path / "out" / "sm_90a-bench.md").read_text()
+    saved = json.loads((tmp_path / "out" / "sm_90a-bench.json").read_text())
+    assert saved["meta"]["bounds"] == str(bounds)
+    assert {t["id"]: t for t in saved["targets"]}["bwd-copy"]["bound"]["stale"] is True
+    bounds.write_text('{"schema": "cake-bounds/1", "arch": "sm_90a", "bounds": {"bwd-fast": {"text": "x"}}}')
+    before = readme.read_text()
+    assert main(args) == 2
+    assert "--bounds" in capsys.readouterr().err and readme.read_text() == before
+    assert main(args + ["--bounds", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read it" in capsys.readouterr().err
