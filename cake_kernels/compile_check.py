@@ -80,8 +80,11 @@ _BWD_TAIL = {"n_rows": "i32", "NH": "i32", "H": "i32", "H_f": "fp32",
              "sgt": "i64", "sgh": "i64", "sxt": "i64", "sxh": "i64", "srt": "i64", "srh": "i64"}
 
 
-def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32"):
-    """(kernel function, signature, constexprs, num_warps) of each kernel the program launches."""
+def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32", sms: int = 132):
+    """(kernel function, signature, constexprs, num_warps) of each kernel the program launches on a
+    GPU of `sms` SMs (the H200's 132; only the `.gs` programs' reduce tile depends on it). A `.gs`
+    program is listed as the GPU launches it, PHASE 0; the CPU interpreter runs that launch as two,
+    PHASE 1 and 2 (runner._launch_grid_sync)."""
     from cake_kernels.programs import backward as bk
 
     if program.op == "fwd":
@@ -94,6 +97,11 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
         sig = {**_bwd_common(w), **_BWD_TAIL, "n_col_tasks": "i32"}
         return [(runner.column_task_kernel(program), sig, meta, warps)]
     ws = "*fp64" if program.mode == 3 else "*fp32"
+    if program.launch.reduce == "grid_sync":
+        sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL, "n_partials": "i32"}
+        full = max(program.launch.programs_per_sm, 1) * sms
+        gs = {**meta, **runner.grid_sync_meta(full, H, warps), "SPLIT_RSTD": program.launch.products == "split_rstd", "PHASE": 0}
+        return [(bk.rmsnorm_bwd_grid_sync_kernel, sig, gs, warps)]
     if program.launch.loads == "tma":
         desc = f"tensordesc<bf16[{meta['ROWS']}, {meta['BLOCK_H']}]>"
         sig = {"GD": desc, "XD": desc, "W": _PTR_W[w], "RSTD": "*fp32", "GRES": "*bf16", "DX": "*bf16", "WS": ws,

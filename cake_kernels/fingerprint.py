@@ -100,6 +100,11 @@ def program_fingerprint(program, launch_json: str) -> str:
 
             h.update(inspect.getsource(runner.split_reduce_meta).encode())
             h.update(inspect.getsource(runner._workspace_rows).encode())
+        if program.launch.reduce == "grid_sync":  # `.gs` backwards only, likewise
+            from cake_kernels import runner
+
+            h.update(inspect.getsource(runner.grid_sync_meta).encode())
+            h.update(inspect.getsource(runner._launch_grid_sync).encode())
         if program.launch.chunk:  # looped forwards only: the others' fingerprints stay as measured
             from cake_kernels import runner
 

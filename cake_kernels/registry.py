@@ -41,8 +41,10 @@ class LaunchPolicy:
     reduce: how a two-launch backward program sums its [P, H] partials: `serial` (8 partial rows
     per step in H / 256 programs), `wide` (128 partial rows per step in H / 32 programs; names
     end `.wr`) or `split` (two passes: 64 partial rows per program in H / 32 x P / 64 programs, then
-    the wide reduce over those sums; names end `.sr`; FP64 partials only). All are fixed-order, so
-    all are deterministic.
+    the wide reduce over those sums; names end `.sr`; FP64 partials only), or `grid_sync` (one
+    launch: a grid-wide barrier after the rows, then every program sums some columns; names end
+    `.gs`; single-launch compensated programs, launched as a cooperative grid; programs/backward.py
+    `rmsnorm_bwd_grid_sync_kernel`). All are fixed-order, so all are deterministic.
     loads: how a backward program reads g and x: `pointer` (masked loads into registers) or `tma`
     (tensor descriptors, software-pipelined `stages` deep through shared memory; names end `.tma`).
     TMA needs a 16-byte aligned base and row stride: rows of H % 8 == 0 BF16 values, one row stride.
@@ -129,8 +131,8 @@ class LaunchPolicy:
             raise ValueError(f"heads_rows: {self.heads_rows!r} is not one of ('indexed', 'flat')")
         if self.fold_in not in ("registers", "workspace"):
             raise ValueError(f"fold_in: {self.fold_in!r} is not one of ('registers', 'workspace')")
-        if self.reduce not in ("serial", "wide", "split"):
-            raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide', 'split')")
+        if self.reduce not in ("serial", "wide", "split", "grid_sync"):
+            raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide', 'split', 'grid_sync')")
         if self.loads not in ("pointer", "tma"):
             raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma')")
         if self.weight_load not in ("hoisted", "beside_rows", "row_tile"):
@@ -200,13 +202,20 @@ class Program:
         if self.launch.reduce == "split" and (self.mode != 3 or self.single_launch or self.launch.grid != "persistent"):
             raise ValueError(f"program {self.name!r}: reduce='split' needs a two-launch compensated persistent program "
                              "(FP64 partials: mode 3, single_launch False, grid 'persistent')")
+        if self.launch.reduce == "grid_sync" and (self.mode != 3 or not self.single_launch or self.launch.grid != "persistent"
+                                                  or self.launch.loads != "pointer" or self.launch.gres_load != "in_step"):
+            raise ValueError(f"program {self.name!r}: reduce='grid_sync' needs a single-launch compensated persistent "
+                             "program with pointer loads and the in-step residual load (mode 3, single_launch True, "
+                             "grid 'persistent', loads 'pointer', gres_load 'in_step')")
+        # A `.gs` program runs the two-launch rows kernel, then its own barrier and reduce.
+        two_launch_rows = not self.single_launch or self.launch.reduce == "grid_sync"
         if self.launch.gres_load == "prefetched" and (self.mode != 3 or self.single_launch or self.launch.loads != "pointer"
                                                       or not self.launch.prefetch or self.launch.products != "eft"):
             raise ValueError(f"program {self.name!r}: gres_load='prefetched' needs a two-launch compensated prefetching "
                              "program with pointer loads and eft products")
-        if self.launch.products != "eft" and (self.mode != 3 or self.single_launch or self.launch.loads != "pointer"):
-            raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch compensated "
-                             "program with pointer loads (mode 3, single_launch False, loads 'pointer')")
+        if self.launch.products != "eft" and (self.mode != 3 or not two_launch_rows or self.launch.loads != "pointer"):
+            raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch (or `.gs`) "
+                             "compensated program with pointer loads (mode 3, single_launch False, loads 'pointer')")
 
     def supports(self, H: int, form: str, w_dtype: str) -> bool:
         if self.launch.split_h and self.launch.tiles_for(H)[1] == 0:
@@ -598,6 +607,33 @@ def _catalog() -> list[Program]:
                      "p12x.r2.w1.fw.pf.wr.xs.sr"))):
         progs.append(_twin(by_name[base], "fl", "contiguous heads addressed as flat rows (no per-row division)",
                            forms=("heads_contiguous",), heads_rows="flat"))
+    # `.gs` (reduce 'grid_sync', above): single-launch twins of the compensated `.wr` programs routed
+    # at T 4096-1M. At T 4096 the second launch is most of what separates the deterministic backward
+    # from torch.compile (H 512 FP32: 15.2 us against 12.2; the single-launch atomic program, out of
+    # budget there, 13.0), and at T 65536 it is the 10 us beyond the rows kernel's 59.9 us at H 512
+    # (round 7's ncu) where QuACK takes 62. The rows and partials are the base's, bit for bit; the
+    # partials are summed after a grid barrier by the whole grid. The barrier needs every program
+    # resident, so only shapes whose programs per SM fit under Triton 3.6 (the H200's) are registered
+    # (`compile_check`; the cooperative launch fails loudly if they do not).
+    # H_max and weights (compile_check, sm_90a, H 256-8192, both weights, Triton 3.6 and 3.9): where
+    # the programs per SM still fit. p2x.w4 holds 255 registers from H 4096 (one fits at H 8192);
+    # p2x.r2.w8 takes 151-165 with a BF16 weight from H 1536 (one fits; its `.wc` twin 127-128, two)
+    # and 211-221 at H 4096; in the residual form 152 at H 1536-2048 with either weight.
+    by_name = {p.name: p for p in progs}
+    no_res = ("plain", "heads_strided", "heads_contiguous")
+    for base, h_max, w_dtypes, forms in (
+            ("p4x.r4.w2.fw.pf.wr.xs", 512, None, None), ("p4x.r4.w2.fw.pf.wr.xs.wc", 512, None, None),
+            ("p2x.w4.fw.pf.wr.xs", 4096, None, None), ("p2x.w4.fw.pf.wr.xs.wc", 4096, None, None),
+            ("p8x.w2.fw.pf.wr", 512, None, None), ("p16x.w1.fw.pf.wr.xs", 256, None, None),
+            ("p16x.w1.fw.pf.wr.xs.wc", 256, None, None), ("p2x.r2.w8.fw.pf.wr.xs", 2048, ("fp32",), no_res),
+            ("p2x.r2.w8.fw.pf.wr.xs.wc", 2048, None, no_res), ("p1x.r4.w8.fw.pf.wr.xs", narrow, None, None),
+            ("p1x.r4.w8.fw.pf.wr.xs.wc", narrow, None, None), ("p1x.w16.fw.pf.wr.xs", H_MAX, None, None)):
+        b = by_name[f"bwd.twosum_pair.{base}"]
+        progs.append(replace(b, name=f"bwd.twosum.{base.replace('.wr', '.gs')}", family="twosum", single_launch=True,
+                             launch=replace(b.launch, reduce="grid_sync"), H_max=min(h_max, b.H_max),
+                             w_dtypes=w_dtypes or b.w_dtypes, forms=forms or b.forms,
+                             description=f"as {b.name}, in one launch: the partials summed after a grid barrier by "
+                                         "every program, a few columns each (a cooperative grid)"))
     return progs
 
 

@@ -245,7 +245,9 @@ def workspace_for(program: Program | str, x: torch.Tensor) -> Workspace:
     P = _grid_programs(program, rows, x.device)
     dtype = torch.float64 if program.mode == 3 else torch.float32
     partials = torch.empty((_workspace_rows(program, P, H), H), dtype=dtype, device=x.device)
-    counter = torch.zeros(1, dtype=torch.int32, device=x.device) if program.single_launch else None
+    # single launch: the last-arrival counter; `.gs`: the grid barrier's arrival count and generation
+    counter = (torch.zeros(2 if program.launch.reduce == "grid_sync" else 1, dtype=torch.int32, device=x.device)
+               if program.single_launch else None)
     weight32 = torch.empty(H, dtype=torch.float32, device=x.device) if program.launch.weight_cast == "fp32" else None
     return Workspace(partials, counter, weight32)
 
@@ -334,6 +336,10 @@ def backward(
         # Exact (BF16 values are FP32 values); the kernel below is then the FP32-weight build.
         w32 = ws.weight32 if ws.weight32 is not None and ws.weight32.shape == (H,) else torch.empty(H, dtype=torch.float32, device=x.device)
         weight = w32.copy_(weight)
+    if lp.reduce == "grid_sync":
+        _launch_grid_sync(program, P, H, warps, meta, (gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter,
+                                                       *common), sm_count(x.device))
+        return dx, dw
     if lp.loads == "tma":
         gd, xd = (tma_descriptor(r, H, lp.rows, meta["BLOCK_H"]) for r in (gr, xr))
         bk.rmsnorm_bwd_tma_kernel[(P,)](
@@ -387,6 +393,38 @@ def split_reduce_meta(P: int, H: int) -> tuple[int, int, tuple[int, int], dict, 
     n_cols = -(-H // cols)
     return (splits, rows_per_split, (n_cols, splits), dict(BLOCK_P=rows_per_split, BLOCK_C=cols),
             (n_cols,), dict(BLOCK_P=128, BLOCK_C=cols), 4)
+
+
+def grid_sync_meta(P: int, H: int, warps: int) -> dict:
+    """The `.gs` reduce's tile for a full grid of P programs (programs per SM x SMs): BLOCK_C columns
+    (at least 4, one 32-byte sector of FP64, and at most 64) by BLOCK_P partial rows, about 8 FP64
+    values per thread; BLOCK_C grows with H / P so that the column blocks go round the grid about once. Not part of `backward_meta`: that function's source
+    is in every program's fingerprint (this one is in the `.gs` programs')."""
+    def pow2(n: int) -> int:  # the least power of two >= n
+        return 1 << max(0, (n - 1).bit_length())
+
+    cols = min(64, max(4, pow2(-(-H // max(P, 1)))))
+    rows = max(1, min(pow2(P), (256 * warps) // cols))
+    return dict(RED_P=rows, RED_C=cols)
+
+
+def _launch_grid_sync(program: Program, P: int, H: int, warps: int, meta: dict, args: tuple, sms: int) -> None:
+    """A `.gs` program's launch: one cooperative grid of P programs on the GPU; in the CPU
+    interpreter, which runs programs one after another, the two halves of the barrier as two launches
+    (programs/backward.py `rmsnorm_bwd_grid_sync_kernel`)."""
+    from cake_kernels.programs import backward as bk
+    from cake_kernels.programs.common import interpreting
+
+    # The reduce tile is sized for the full grid, not this call's P (fewer programs at small T), so
+    # that one build serves every T of an H: a runtime op must not recompile as T changes.
+    meta = {**meta, **grid_sync_meta(max(program.launch.programs_per_sm, 1) * sms, H, warps),
+            "SPLIT_RSTD": program.launch.products == "split_rstd"}
+    kernel = bk.rmsnorm_bwd_grid_sync_kernel[(P,)]
+    if interpreting():
+        for phase in (1, 2):
+            kernel(*args, P, **meta, PHASE=phase, num_warps=warps, num_stages=program.launch.stages)
+    else:
+        kernel(*args, P, **meta, PHASE=0, num_warps=warps, num_stages=program.launch.stages, launch_cooperative_grid=True)
 
 
 def _workspace_rows(program: Program, P: int, H: int) -> int:

@@ -651,3 +651,92 @@ def _dw_step_split_rstd(g, x, r_hi, r_lo, acc, comp, tot, ws_row, cmask, it,
         acc = tl.zeros(acc.shape, dtype=tl.float32)
         comp = tl.zeros(comp.shape, dtype=tl.float32)
     return acc, comp, tot
+
+
+@triton.jit
+def rmsnorm_bwd_grid_sync_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    n_partials,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr, PREFETCH: tl.constexpr, BLOCK_B: tl.constexpr,
+    SPLIT_RSTD: tl.constexpr, PHASE: tl.constexpr, RED_P: tl.constexpr, RED_C: tl.constexpr,
+):
+    """`.gs` programs (single launch, deterministic): the two-launch compensated rows kernel
+    (`rmsnorm_bwd_rows_kernel`, or `rmsnorm_bwd_rows_split_rstd_kernel` when SPLIT_RSTD), called as it
+    is, so its arithmetic and its [P, H] FP64 partials are bit for bit the two-launch program's; then
+    a grid-wide barrier; then every program sums RED_C columns of the P partial rows at a time
+    (`reduce_columns_strided`), fixed tiles and tree, so dw does not depend on which program sums
+    which columns. SINGLE (the last-arrival reduce of the `twosum` programs) is not used here.
+
+    Why: at T 4096 the two-launch backward is a rows kernel plus a reduce kernel whose few programs
+    (H / 32) walk P partial rows in dependent steps: H 512 FP32 takes 15.2 us against torch.compile's
+    12.2 (round 16), and the single-launch atomic program, with no reduce at all, 13.0. After the
+    barrier every program is resident and the partials are in L2, so the reduce is one or two L2 round
+    trips spread over the whole grid instead of a second launch.
+
+    The barrier needs every program resident at once: the runner launches this kernel as a
+    cooperative grid (`launch_cooperative_grid`), which the driver refuses, rather than deadlocks,
+    when the grid does not fit. PHASE 0 is that one launch. The CPU interpreter runs programs one
+    after another, so a barrier there would wait forever: it runs PHASE 1 (the rows, the partials)
+    and then PHASE 2 (the reduce) as two launches of the same grid, with the same code on either side
+    of the barrier.
+    """
+    if PHASE != 2:
+        if SPLIT_RSTD:
+            rmsnorm_bwd_rows_split_rstd_kernel(
+                G, X, W, RSTD, GRES, DX, DW, WS, COUNTER, n_rows, NH, H, H_f, sgt, sgh, sxt, sxh, srt, srh,
+                BLOCK_H=BLOCK_H, ROWS=ROWS, MODE=MODE, FOLD=FOLD, HAS_GRES=HAS_GRES, SINGLE=False, EXACT=EXACT,
+                RED_BLOCK=RED_BLOCK, FOLD_WS=FOLD_WS, PREFETCH=PREFETCH, BLOCK_B=BLOCK_B)
+        else:
+            rmsnorm_bwd_rows_kernel(
+                G, X, W, RSTD, GRES, DX, DW, WS, COUNTER, n_rows, NH, H, H_f, sgt, sgh, sxt, sxh, srt, srh,
+                BLOCK_H=BLOCK_H, ROWS=ROWS, MODE=MODE, FOLD=FOLD, HAS_GRES=HAS_GRES, SINGLE=False, EXACT=EXACT,
+                RED_BLOCK=RED_BLOCK, FOLD_WS=FOLD_WS, PREFETCH=PREFETCH, BLOCK_B=BLOCK_B)
+    if PHASE == 0:
+        grid_barrier(COUNTER)
+    if PHASE != 1:
+        reduce_columns_strided(WS, DW, n_partials, H, RED_P, RED_C)
+
+
+@triton.jit
+def grid_barrier(COUNTER):
+    """Every program of the grid waits here until all have arrived (all must be resident: a
+    cooperative launch). COUNTER[0] counts arrivals and COUNTER[1] is the barrier's generation; the
+    last to arrive resets the count and advances the generation, so the two int32 words are ready for
+    the next launch without a memset. The generation is read before arriving, so no program can miss
+    the advance it waits for."""
+    # Every thread's partial stores are issued before the one arrival that releases them.
+    tl.debug_barrier()
+    gen = tl.atomic_add(COUNTER + 1, 0, sem="acquire")
+    arrived = tl.atomic_add(COUNTER, 1, sem="acq_rel")
+    if arrived == tl.num_programs(0) - 1:
+        tl.atomic_xchg(COUNTER, 0, sem="relaxed")
+        tl.atomic_add(COUNTER + 1, 1, sem="release")
+    else:
+        cur = gen
+        while cur == gen:
+            cur = tl.atomic_add(COUNTER + 1, 0, sem="acquire")
+    tl.debug_barrier()
+
+
+@triton.jit
+def reduce_columns_strided(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+    """dw[c] = sum over p = 0..P-1 of WS[p, c] in FP64: program i sums column blocks i, i + nprog, ...
+    of BLOCK_C columns, each in [BLOCK_P, BLOCK_C] tiles in row order. The tiles and the tree within a
+    tile are fixed by (P, H, BLOCK_P, BLOCK_C) alone, so the result is the same whichever program sums
+    a block (deterministic). `.cg` loads: the rows were written by other SMs."""
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for cb in range(pid, tl.cdiv(H, BLOCK_C), nprog):
+        cols = cb * BLOCK_C + tl.arange(0, BLOCK_C)
+        cmask = cols < H
+        acc = tl.zeros([BLOCK_C], dtype=tl.float64)
+        for p0 in range(0, P, BLOCK_P):
+            ps = tl.arange(0, BLOCK_P).to(tl.int64) + p0
+            m = (ps < P)[:, None] & cmask[None, :]
+            part = tl.load(WS + ps[:, None] * H + cols[None, :], mask=m, other=0.0, cache_modifier=".cg")
+            acc += tl.sum(part.to(tl.float64), axis=0)
+        tl.store(DW + cols, acc.to(tl.float32), mask=cmask)

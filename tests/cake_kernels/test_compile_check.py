@@ -60,6 +60,19 @@ def test_tma_programs_fit_shared_memory_at_every_supported_width():
             assert 0 < r["shared_bytes"] <= registry.TMA_SHARED_BUDGET + 16384, r
 
 
+def test_grid_sync_programs_fit_their_whole_grid_at_every_supported_key():
+    """A `.gs` program's barrier needs every program of its grid resident at once (its cooperative
+    launch is refused otherwise), so the registry offers it only where its programs per SM fit: at
+    the H where each program's registers are closest to the limit, with both weights and forms."""
+    names = ",".join(p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync")
+    for residual in (False, True):
+        rows = _check("--H", "512,2048,4096", "--w-dtypes", "fp32,bf16", "--programs", names, *(["--residual"] if residual else []))
+        assert rows and not [r for r in rows if r["error"]]
+        assert {r["kernel"] for r in rows} == {"rmsnorm_bwd_grid_sync_kernel"}  # one launch
+        short = [(r["program"], r["H"], r["w_dtype"], residual) for r in rows if r["resident_per_sm"] < r["programs_per_sm"]]
+        assert not short
+
+
 def test_bad_arguments_are_named():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     for args, what in ((["--arch", "sm_61"], "--arch"), (["--H", "5k"], "--H"), (["--programs", "nope."], "--programs")):

@@ -26,6 +26,11 @@ def test_closure_follows_the_runner_and_nothing_else():
     single = _closure("bwd.twosum.p2x.w8.fw.pf")  # single launch: its reduce runs inside the rows kernel
     assert "reduce_partials_block" in single and not single & {"reduce_partials_kernel", "reduce_partials_wide_kernel"}
     assert _closure("bwd.twosum_pair.p2x.w4.s4.wr.tma") >= {"rmsnorm_bwd_tma_kernel", "reduce_partials_wide_kernel"}
+    # `.gs`: the rows kernels it calls (both: the products constexpr picks one), its barrier and reduce
+    gs = _closure("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs")
+    assert {"rmsnorm_bwd_grid_sync_kernel", "rmsnorm_bwd_rows_split_rstd_kernel", "rmsnorm_bwd_rows_kernel",
+            "grid_barrier", "reduce_columns_strided"} <= gs
+    assert not gs & {"reduce_partials_kernel", "reduce_partials_wide_kernel", "reduce_partials_split_kernel"}
     assert _closure("fwd.persist.p4x.r1.w4.pf") >= {"rmsnorm_fwd_prefetch_kernel"}
     assert "rmsnorm_fwd_kernel" not in _closure("fwd.persist.p4x.r1.w4.pf")
     assert fingerprint.launched_kernels(registry.get("bwd.reference")) == []

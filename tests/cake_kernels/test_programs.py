@@ -78,6 +78,8 @@ def test_registry_contract():
             parts = parts[:-1]
         assert lp.prefetch == ("pf" in parts), p.name
         assert (lp.reduce in ("wide", "split")) == ("wr" in parts), p.name
+        # `.gs` (one launch, grid barrier): a `.wr` program's name with `.gs` in place of `.wr`
+        assert (lp.reduce == "grid_sync") == ("gs" in parts) and (lp.reduce == "grid_sync") <= p.single_launch, p.name
         assert (lp.loads == "tma") == (parts[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
         assert lp.split_h == ("sp" in parts), p.name
         assert (lp.weight_load == "beside_rows") == (parts[-1] == "wx"), p.name
@@ -271,7 +273,8 @@ def test_split_rstd_products_are_exact():
     assert float(((g * (x * r)).double() - exact).abs().div(exact.abs()).max()) > 2.0**-31
 
 
-XS_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.products == "split_rstd" and p.launch.reduce != "split") and _family_tested(p)]
+XS_PROGRAMS = [p.name for p in registry.all_programs()
+               if (p.launch.products == "split_rstd" and p.launch.reduce not in ("split", "grid_sync")) and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", XS_PROGRAMS)
@@ -655,3 +658,107 @@ def test_gres_prefetch_needs_a_prefetching_two_launch_compensated_program():
     with pytest.raises(ValueError, match="gres_load"):
         registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, replace(lp, prefetch=True, products="split_rstd"),
                          "", mode=3)
+
+
+GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync"]
+
+
+@pytest.mark.parametrize("name", GRID_SYNC_PROGRAMS)
+def test_grid_sync_programs_match_their_two_launch_twin(name, monkeypatch):
+    """`.gs` programs run their `.wr` twin's rows kernel as it is and sum the same partials in one
+    launch: dx bitwise equal, dw equal up to the FP64 summation order, bitwise the same run to run,
+    and within budget against FP64. Under the interpreter the barrier's two sides run as two launches
+    (runner._launch_grid_sync); 3 SMs make several programs, and H 1000 more column blocks than
+    programs, so the reduce's walk over column blocks goes round the grid. (Run to run determinism:
+    test_determinism_overflow.py, which takes every deterministic program.)"""
+    prog = registry.get(name)
+    twin = registry.get(name.replace("bwd.twosum.", "bwd.twosum_pair.").replace(".gs", ".wr"))
+    assert prog.launch == replace(twin.launch, reduce="grid_sync") and prog.single_launch and prog.mode == twin.mode == 3
+    monkeypatch.setattr(runner, "sm_count", lambda device: 3)
+    w = prog.w_dtypes[0]
+    for H, T, fam, form in ((256, 70, "gaussian", "plain"), (1000, 23, "outlier_rows", "residual")):
+        if not prog.supports(H, form, w):
+            continue
+        inp = inputs(fam, T, H, w, form=form, seed=H + T)
+        dx, dw, worst = run_backward_checked(prog, inp)
+        dx2, dw2, _ = run_backward_checked(twin, inp)
+        assert torch.equal(dx, dx2), (H, T, form)
+        torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+        assert worst <= 6.0e-4, (H, T, form, worst)
+
+
+def test_grid_sync_reduce_is_the_same_whichever_program_sums_a_column_block():
+    """The `.gs` reduce over P partial rows, run by grids of 1, 3 and 7 programs with more column
+    blocks than programs: the fixed-order FP64 sum, bit for bit the same whatever the grid."""
+    from cake_kernels.programs import backward as bk
+
+    P, H = 37, 70
+    ws = torch.randn(P, H, dtype=torch.float64) * torch.logspace(-8, 8, H, dtype=torch.float64)
+    meta = runner.grid_sync_meta(P, H, 1)
+    assert meta == {"RED_P": 64, "RED_C": 4}  # 18 column blocks of 4; the 37 rows in one tile
+    for rows in (meta["RED_P"], 8):  # one tile of partial rows, and five
+        outs = []
+        for grid in (1, 3, 7):
+            dw = torch.full((H,), float("nan"), dtype=torch.float32)
+            bk.reduce_columns_strided[(grid,)](ws, dw, P, H, BLOCK_P=rows, BLOCK_C=meta["RED_C"])
+            outs.append(dw)
+        assert all(torch.equal(outs[0], o) for o in outs[1:]), rows
+        torch.testing.assert_close(outs[0], ws.sum(0).float(), rtol=1e-6, atol=0)
+
+
+def test_grid_sync_meta_spreads_column_blocks_over_the_grid():
+    # H 512 at 4 programs per SM on 132 SMs: 512 / 528 -> 4-column blocks (one 32-byte sector), 128 of
+    # them; 2 warps hold 512 FP64 values, so tiles of 128 partial rows.
+    assert runner.grid_sync_meta(528, 512, 2) == {"RED_P": 128, "RED_C": 4}
+    # H 8192 at one program per SM: 62 columns per program -> 64-column blocks, 64 partial rows a tile.
+    assert runner.grid_sync_meta(132, 8192, 16) == {"RED_P": 64, "RED_C": 64}
+    # few programs: the tile's rows are P rounded up to a power of two
+    assert runner.grid_sync_meta(3, 1000, 8) == {"RED_P": 4, "RED_C": 64}
+
+
+def test_grid_sync_needs_a_single_launch_compensated_pointer_program():
+    lp = registry.LaunchPolicy("persistent", reduce="grid_sync")
+    for kwargs in (dict(mode=3, single_launch=False), dict(mode=1, single_launch=True)):
+        with pytest.raises(ValueError, match="reduce='grid_sync' needs a single-launch compensated persistent"):
+            registry.Program("bwd.twosum.x", "bwd", "twosum", True, lp, "", **kwargs)
+    with pytest.raises(ValueError, match="grid_sync"):
+        registry.Program("bwd.twosum.x", "bwd", "twosum", True, replace(lp, loads="tma"), "", mode=3, single_launch=True)
+    ok = registry.Program("bwd.twosum.x", "bwd", "twosum", True, replace(lp, products="split_rstd"), "", mode=3,
+                          single_launch=True)
+    assert runner.reduce_meta(ok, 512) is None  # no second launch
+
+
+def test_grid_sync_workspace_holds_the_barrier_words():
+    name = GRID_SYNC_PROGRAMS[0]
+    ws = runner.workspace_for(name, torch.zeros(10, 256, dtype=torch.bfloat16))
+    assert ws.counter is not None and ws.counter.shape == (2,) and int(ws.counter.abs().sum()) == 0
+
+
+@pytest.mark.gpu
+def test_grid_sync_program_on_the_gpu_in_a_cuda_graph():
+    """On the GPU a `.gs` program is one cooperative launch with the barrier: the same dx as its
+    two-launch twin, dw equal up to summation order, the barrier's count back at 0 and its generation
+    advanced once per launch, and the launch captured into a CUDA graph and replayed."""
+    dev = torch.device("cuda")
+    name = "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs"
+    prog = registry.get(name)
+    twin = registry.get("bwd.twosum_pair.p4x.r4.w2.fw.pf.wr.xs")
+    inp = inputs("gaussian", 4096, 512, "fp32", seed=3)
+    g, x, w = inp.g.to(dev), inp.x.to(dev), inp.w.to(dev)
+    _, rstd, _ = reference_forward(x, w, 1e-6)
+    ws = runner.workspace_for(prog, x)
+    dx, dw = runner.backward(prog, g, x, w, rstd, None, ws)
+    dx2, dw2 = runner.backward(twin, g, x, w, rstd)
+    torch.cuda.synchronize()
+    assert torch.equal(dx, dx2)
+    torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+    assert ws.counter.tolist() == [0, 1]
+    dw_out = torch.empty_like(dw)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        runner.backward(prog, g, x, w, rstd, None, ws, dx_out=dx, dw_out=dw_out)
+    graph.replay()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(dw_out, runner.backward(prog, g, x, w, rstd, None, ws)[1])
+    assert ws.counter[0].item() == 0
