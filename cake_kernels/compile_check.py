@@ -2,6 +2,7 @@
 
     python -m cake_kernels.compile_check [--arch sm_90a] [--H 5120,8192] [--programs bwd.twosum]
                                          [--residual] [--json]
+    python -m cake_kernels.compile_check --routed sm_90a [--json]    # what the shipped table runs
 
 Triton's NVIDIA backend (LLVM, and the ptxas and cuobjdump it ships) compiles a kernel to a cubin
 on any machine: this catches a kernel that no longer compiles for the GPU (the CPU interpreter runs
@@ -223,6 +224,25 @@ def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_9
     return out
 
 
+def routed_builds(table) -> list[tuple[str, int, str, bool, list[str]]]:
+    """(program, H, weight dtype, residual, ["form T lo-hi", ...]) of every Triton program a route
+    table runs, one per build: a program routed at several keys of one build (plain rows and a head
+    form, say) is compiled once and lists them all. Head forms build as plain rows of 256 columns
+    (the `.fl` programs' build; the indexed ones divide by NH at run time, which this leaves out)."""
+    from cake_kernels.routes import dispatch
+
+    builds: dict[tuple[str, int, str, bool], list[str]] = {}
+    for op, H, w, form, mode in table.keys():
+        for win in table.windows(op, H, w, form, mode):
+            # what the runtime runs in the window: its program, or the fallback for an untrusted one
+            name = dispatch.route(table, table.arch, op, H, w, form, mode, win.lo, warn=False)
+            if registry.get(name).launch.grid == "reference":
+                continue
+            span = f"{form} {mode} T {win.lo}-{'' if win.hi is None else win.hi}"
+            builds.setdefault((name, H, w, form == "residual"), []).append(span)
+    return [(*k, v) for k, v in sorted(builds.items())]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cake_kernels.compile_check", description=__doc__.split("\n\n")[0])
     ap.add_argument("--arch", default="sm_90a", help=f"target: {', '.join(ARCHES)}")
@@ -230,8 +250,13 @@ def main(argv=None) -> int:
     ap.add_argument("--programs", default="", help="comma list of name prefixes (default: every Triton program)")
     ap.add_argument("--residual", action="store_true", help="compile the residual variants (HAS_RES / HAS_GRES)")
     ap.add_argument("--w-dtypes", default="fp32", help="comma list of weight dtypes to build with: fp32, bf16")
+    ap.add_argument("--routed", default=None, metavar="TABLE",
+                    help="instead of --H/--programs/--residual/--w-dtypes: every program a route table runs, at the "
+                         "keys it runs (an arch of a shipped table, e.g. sm_90a, or a table file)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.routed is not None:
+        return _main_routed(args, ap)
     if args.arch not in ARCHES:
         ap.error(f"--arch: {args.arch!r} is not one of {', '.join(ARCHES)}")
     try:
@@ -270,6 +295,43 @@ def main(argv=None) -> int:
                       str(r.local_bytes), str(r.shared_bytes), per_sm, (r.error or "")[:80])
         Console().print(t)
     return 1 if any(r.error for r in rows) else 0
+
+
+def _main_routed(args, ap) -> int:
+    """`--routed`: compile what a route table runs and flag a persistent grid that asks an SM for
+    more programs than fit (it runs a second, partial wave)."""
+    from cake_kernels.routes.table import RouteTableError, load_table, routes_dir
+
+    if args.arch not in ARCHES:
+        ap.error(f"--arch: {args.arch!r} is not one of {', '.join(ARCHES)}")
+    path = args.routed if os.path.sep in args.routed or args.routed.endswith(".json") else str(routes_dir() / f"{args.routed}.json")
+    try:
+        table = load_table(path)
+    except (OSError, RouteTableError) as exc:
+        ap.error(f"--routed: {path}: {exc}")
+    out = []
+    for name, H, w, residual, spans in routed_builds(table):
+        for r in compile_program(name, H, residual, args.arch, w):
+            out.append({**asdict(r), "routed_at": spans})
+    waves = [r for r in out if r["resident_per_sm"] is not None and r["programs_per_sm"]
+             and r["resident_per_sm"] < r["programs_per_sm"]]
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=f"{path}: what the table runs, compiled for {args.arch} (Triton {_triton_version()} here); "
+                        f"{len(waves)} build(s) ask an SM for more programs than fit (!)")
+        for c in ("program", "kernel", "H", "w", "res", "regs", "local B", "per SM", "routed at", "error"):
+            t.add_column(c)
+        for r in out:
+            per_sm = "-" if r["programs_per_sm"] is None else f"{r['programs_per_sm']}/{r['resident_per_sm']}" + (
+                "!" if r in waves else "")
+            t.add_row(r["program"], r["kernel"], str(r["H"]), r["w_dtype"], "yes" if r["residual"] else "-", str(r["registers"]),
+                      str(r["local_bytes"]), per_sm, "; ".join(r["routed_at"]), (r["error"] or "")[:60])
+        Console().print(t)
+    return 1 if any(r["error"] for r in out) else 0
 
 
 if __name__ == "__main__":

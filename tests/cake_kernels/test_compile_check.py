@@ -73,6 +73,32 @@ def test_grid_sync_programs_fit_their_whole_grid_at_every_supported_key():
         assert not short
 
 
+def test_routed_compiles_what_the_runtime_runs_at_each_key(tmp_path):
+    """`--routed TABLE`: every program a table runs, built per (program, H, weight, residual) with the
+    keys and T spans it serves, and the runtime's fallback where a window is not trusted."""
+    from cake_kernels.routes.dispatch import FALLBACK
+    from cake_kernels.routes.table import write_table
+
+    doc = {"schema": "cake-routes/1", "arch": "sm_90a", "policy": {}, "evidence_fingerprint": "x", "routes": [
+        {"op": "bwd", "H": 512, "w_dtype": "fp32", "form": "plain", "mode": "det", "windows": [
+            {"lo": 1, "hi": 4096, "program": "bwd.twosum_pair.p2x.w8.fw.pf.wr", "reason": "fastest"},
+            {"lo": 4097, "hi": None, "program": "bwd.twosum_pair.p2x.w8.fw.pf.wr", "reason": "no-eligible-program"}]},
+        {"op": "bwd", "H": 512, "w_dtype": "fp32", "form": "heads_contiguous", "mode": "det", "windows": [
+            {"lo": 1, "hi": None, "program": "bwd.twosum_pair.p2x.w8.fw.pf.wr", "reason": "fastest"}]}]}
+    write_table(doc, tmp_path / "t.json")
+    rows = _check("--routed", str(tmp_path / "t.json"))
+    got = {(r["program"], r["kernel"]): r for r in rows}
+    own = got[("bwd.twosum_pair.p2x.w8.fw.pf.wr", "rmsnorm_bwd_rows_kernel")]
+    assert own["routed_at"] == ["plain det T 1-4096", "heads_contiguous det T 1-"] and own["H"] == 512
+    assert own["programs_per_sm"] == 2 and own["resident_per_sm"] >= 1
+    assert got[(FALLBACK["bwd"], "rmsnorm_bwd_rows_kernel")]["routed_at"] == ["plain det T 4097-"]
+    assert ("bwd.twosum_pair.p2x.w8.fw.pf.wr", "reduce_partials_wide_kernel") in got
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    res = subprocess.run([sys.executable, "-m", "cake_kernels.compile_check", "--routed", str(tmp_path / "none.json")],
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 2 and "--routed" in res.stderr and "none.json" in res.stderr
+
+
 def test_bad_arguments_are_named():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     for args, what in ((["--arch", "sm_61"], "--arch"), (["--H", "5k"], "--H"), (["--programs", "nope."], "--programs")):
