@@ -330,6 +330,9 @@ def backward(
             raise ValueError(f"workspace: too small for program {program.name!r} at {n_rows} rows x H={H}; use workspace_for(program, x)")
         if program.single_launch and ws.counter is None:
             raise ValueError(f"workspace: program {program.name!r} needs an arrival counter; use workspace_for(program, x)")
+        if lp.reduce == "grid_sync" and ws.counter.numel() < 2:
+            # a one-word counter (another single-launch program's) would put the generation past its end
+            raise ValueError(f"workspace: program {program.name!r} needs a two-word barrier counter; use workspace_for(program, x)")
     partials = ws.partials if ws.partials is not None else dw
     counter = ws.counter if ws.counter is not None else dw
     if lp.weight_cast == "fp32" and weight.dtype != torch.float32:
@@ -398,8 +401,9 @@ def split_reduce_meta(P: int, H: int) -> tuple[int, int, tuple[int, int], dict, 
 def grid_sync_meta(P: int, H: int, warps: int) -> dict:
     """The `.gs` reduce's tile for a full grid of P programs (programs per SM x SMs): BLOCK_C columns
     (at least 4, one 32-byte sector of FP64, and at most 64) by BLOCK_P partial rows, about 8 FP64
-    values per thread; BLOCK_C grows with H / P so that the column blocks go round the grid about once. Not part of `backward_meta`: that function's source
-    is in every program's fingerprint (this one is in the `.gs` programs')."""
+    values per thread; BLOCK_C grows with H / P so that the column blocks go round the grid about
+    once. Not part of `backward_meta`: that function's source is in every program's fingerprint (this
+    one is in the `.gs` programs')."""
     def pow2(n: int) -> int:  # the least power of two >= n
         return 1 << max(0, (n - 1).bit_length())
 

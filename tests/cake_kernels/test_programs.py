@@ -730,8 +730,15 @@ def test_grid_sync_needs_a_single_launch_compensated_pointer_program():
 
 def test_grid_sync_workspace_holds_the_barrier_words():
     name = GRID_SYNC_PROGRAMS[0]
-    ws = runner.workspace_for(name, torch.zeros(10, 256, dtype=torch.bfloat16))
+    x = torch.zeros(10, 256, dtype=torch.bfloat16)
+    ws = runner.workspace_for(name, x)
     assert ws.counter is not None and ws.counter.shape == (2,) and int(ws.counter.abs().sum()) == 0
+    # a single-launch program's one-word counter is refused, before any launch
+    other = runner.workspace_for("bwd.twosum.p2x.w8.fw.pf", x)
+    small = runner.Workspace(ws.partials, other.counter, ws.weight32)
+    w, rstd = torch.ones(256), torch.ones(10)
+    with pytest.raises(ValueError, match="two-word barrier counter"):
+        runner.backward(name, x, x, w, rstd, None, small)
 
 
 @pytest.mark.gpu
