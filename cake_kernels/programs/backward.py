@@ -727,7 +727,9 @@ def reduce_columns_strided(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl.cons
     """dw[c] = sum over p = 0..P-1 of WS[p, c] in FP64: program i sums column blocks i, i + nprog, ...
     of BLOCK_C columns, each in [BLOCK_P, BLOCK_C] tiles in row order. The tiles and the tree within a
     tile are fixed by (P, H, BLOCK_P, BLOCK_C) alone, so the result is the same whichever program sums
-    a block (deterministic). `.cg` loads: the rows were written by other SMs."""
+    a block (deterministic). `.cg` loads: the rows were written by other SMs. The tile loop repeats
+    `reduce_partials_block`'s on purpose, as `reduce_partials_wide_kernel`'s does: a helper shared
+    with it would change the shipped programs' kernels, and with them their fingerprints."""
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     for cb in range(pid, tl.cdiv(H, BLOCK_C), nprog):
