@@ -634,6 +634,11 @@ def _catalog() -> list[Program]:
                              w_dtypes=w_dtypes or b.w_dtypes, forms=forms or b.forms,
                              description=f"as {b.name}, in one launch: the partials summed after a grid barrier by "
                                          "every program, a few columns each (a cooperative grid)"))
+    # and their `.fl` twins at the head rows (contiguous heads: the worst backward rows against copy)
+    by_name = {p.name: p for p in progs}
+    for base in ("p16x.w1.fw.pf.gs.xs", "p16x.w1.fw.pf.gs.xs.wc", "p8x.w2.fw.pf.gs"):
+        progs.append(_twin(by_name[f"bwd.twosum.{base}"], "fl", "contiguous heads addressed as flat rows (no per-row "
+                           "division)", forms=("heads_contiguous",), heads_rows="flat"))
     return progs
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# H200 round 17a (written in session 18, which had no GPU): the 12 `.gs` backward programs, one
+# H200 round 17a (written in session 18, which had no GPU): the 15 `.gs` backward programs, one
 # launch each (rows, a grid barrier, the partials summed by the whole grid), launched as cooperative
 # grids. Run before the r16 campaigns that are still queued (campaign_r16e/f/b.sh, r15d).
 # 1. The GPU test of the barrier (a cooperative launch inside a CUDA graph, the barrier's words reset)
-#    and the GPU self-test of the 12 (both weights, plain, residual and both head forms).
+#    and the GPU self-test of the 15 (both weights, plain, residual and both head forms).
 # 2. H 512 at T 4096-1M, both weights, torch.compile beside them: the backward and 2xfwd+bwd floor
 #    targets' row is H 512 FP32 T 4096 (15.2 us against torch.compile's 12.2), and at T 65536 the
 #    second launch costs about 10 us beyond the rows kernel's 60 (QuACK 62).

@@ -660,7 +660,7 @@ def test_gres_prefetch_needs_a_prefetching_two_launch_compensated_program():
                          "", mode=3)
 
 
-GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync"]
+GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync" and _family_tested(p)]
 
 
 @pytest.mark.parametrize("name", GRID_SYNC_PROGRAMS)
