@@ -147,9 +147,9 @@ def cuobjdump(cubin: bytes, *args: str) -> str:
 
 def _resources(cubin: bytes) -> dict:
     """Registers, shared memory and local memory per thread of a cubin's kernel. Local memory counts
-    the stack frame too: ptxas can place spilled values in the stack (round of session 18: a 16-warp
-    build capped at 128 registers reported REG:64 LOCAL:0 with STACK:800), which is the same DRAM-
-    backed local memory as LOCAL."""
+    the stack frame too: ptxas places spilled values there once a build reaches its register cap
+    (session 18: a 16-warp build capped at 128 registers reported REG:64 LOCAL:0 STACK:800), and it
+    is the same DRAM-backed local memory as LOCAL."""
     m = re.search(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)", cuobjdump(cubin, "--dump-resource-usage"))
     if not m:
         return {}

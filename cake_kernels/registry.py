@@ -215,7 +215,8 @@ class Program:
                              "program with pointer loads and eft products")
         if self.launch.products != "eft" and (self.mode != 3 or not two_launch_rows or self.launch.loads != "pointer"):
             raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch (or `.gs`) "
-                             "compensated program with pointer loads (mode 3, single_launch False, loads 'pointer')")
+                             "compensated program with pointer loads (mode 3, single_launch False or reduce 'grid_sync', "
+                             "loads 'pointer')")
 
     def supports(self, H: int, form: str, w_dtype: str) -> bool:
         if self.launch.split_h and self.launch.tiles_for(H)[1] == 0:
