@@ -89,7 +89,7 @@ def _routed_qualified(ev: WorkloadEvidence, table: RouteTable, wk, prog: str, T:
     win = table.lookup("bwd", wk.H, wk.w_dtype, wk.form, "det", max(T, 1))
     if win is None or win.program != prog:
         return False
-    inside = [a for (p, t), a in ev.accuracy.items() if p == prog and t >= win.lo and (win.hi is None or t <= win.hi)]
+    inside = [a for (p, t), a in ev.accuracy.items() if p == prog and win.covers(t)]
     return bool(inside) and all(judge_accuracy(a, "bwd", wk.w_dtype, policy).in_budget for a in inside)
 
 

@@ -149,8 +149,8 @@ def _spans(old: list[Window], new: list[Window]) -> list[tuple[int, int | None, 
     out = []
     for i, lo in enumerate(edges):
         hi = edges[i + 1] - 1 if i + 1 < len(edges) else None
-        o = next((w for w in old if w.lo <= lo and (w.hi is None or lo <= w.hi)), None)
-        n = next(w for w in new if w.lo <= lo and (w.hi is None or lo <= w.hi))
+        o = next((w for w in old if w.covers(lo)), None)
+        n = next(w for w in new if w.covers(lo))
         out.append((lo, hi, o, n))
     return out
 
