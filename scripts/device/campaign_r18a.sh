@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# H200 round 18a (session 19): round 16e's residual qualification first (the only failing point of the
+# in-budget target: T 262144 residual H 6144 FP32 was left at 59 of 120 inputs per family), then all
+# of campaign_r17a.sh (the `.gs` one-launch backwards: GPU barrier test, self-test, timings).
+PREFIX=r18a; . scripts/device/campaign_begin.sh ${1:-560}
+. scripts/device/r16_programs.sh
+run q-res-262144 --H 6144 --forms residual --w-dtypes fp32 --T 262144 --ops bwd \
+  --programs routed,$B.p2x.w8.fw.pf.wr.sp.gp,$B.p2x.w8.fw.pf.sp.gp,$B.p2x.w8.fw.pf.wr.sp \
+  --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120 --wave-units 2
+. scripts/device/r17_programs.sh
+timeout 120 python -m pytest -q -p no:cacheprovider tests/cake_kernels/test_programs.py -k "grid_sync and gpu" > $W/pytest-gs.log 2>&1
+echo "pytest rc=$?"; tail -3 $W/pytest-gs.log
+timeout 150 python -m cake_kernels.selftest --H 256,512,1536 --T 1,16,4096 --families gaussian,outlier_rows \
+  --forms plain,residual,heads_contiguous,heads_strided --w-dtypes fp32,bf16 --programs $GS > $W/selftest-gs.log 2>&1
+echo "selftest rc=$?"; tail -3 $W/selftest-gs.log
+Q="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
+run q-gs-512 --H 512 --forms plain --w-dtypes fp32,bf16 --T 4096,16384,65536,1048576 --ops bwd,2xfwd+bwd \
+  --programs routed,$GS_512 --peers peer.torch_compile.default $Q --wave-units 4
+run q-gs-heads --forms heads_contiguous --w-dtypes bf16,fp32 --T 4096,65536,262144,1048576 --ops bwd \
+  --programs routed,$GS_HEADS --peers none $Q --wave-units 2
+run q-gs-wide --H 1536,2048,4096,8192 --forms plain --w-dtypes bf16,fp32 --T 4096,65536,1048576 --ops bwd \
+  --programs routed,$GS_WIDE --peers none $Q --wave-units 4
+campaign_end
