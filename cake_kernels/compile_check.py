@@ -100,8 +100,7 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
     ws = "*fp64" if program.mode == 3 else "*fp32"
     if program.launch.reduce == "grid_sync":
         sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL, "n_partials": "i32"}
-        full = max(program.launch.programs_per_sm, 1) * sms
-        gs = {**meta, **runner.grid_sync_meta(full, H, warps), "SPLIT_RSTD": program.launch.products == "split_rstd", "PHASE": 0}
+        gs = {**meta, **runner.grid_sync_constexprs(program, H, warps, sms), "PHASE": 0}
         return [(bk.rmsnorm_bwd_grid_sync_kernel, sig, gs, warps)]
     if program.launch.loads == "tma":
         desc = f"tensordesc<bf16[{meta['ROWS']}, {meta['BLOCK_H']}]>"

@@ -104,6 +104,7 @@ def program_fingerprint(program, launch_json: str) -> str:
             from cake_kernels import runner
 
             h.update(inspect.getsource(runner.grid_sync_meta).encode())
+            h.update(inspect.getsource(runner.grid_sync_constexprs).encode())
             h.update(inspect.getsource(runner._launch_grid_sync).encode())
         if program.launch.chunk:  # looped forwards only: the others' fingerprints stay as measured
             from cake_kernels import runner

@@ -412,6 +412,16 @@ def grid_sync_meta(P: int, H: int, warps: int) -> dict:
     return dict(RED_P=rows, RED_C=cols)
 
 
+def grid_sync_constexprs(program: Program, H: int, warps: int, sms: int) -> dict:
+    """The constexprs a `.gs` program adds to its rows kernel's (all but PHASE, which the launch
+    picks): the reduce tile and whether rstd is split from the products. Shared by the launch and
+    compile_check, so that the build checked is the build launched."""
+    # The reduce tile is sized for the full grid, not this call's P (fewer programs at small T), so
+    # that one build serves every T of an H: a runtime op must not recompile as T changes.
+    return {**grid_sync_meta(max(program.launch.programs_per_sm, 1) * sms, H, warps),
+            "SPLIT_RSTD": program.launch.products == "split_rstd"}
+
+
 def _launch_grid_sync(program: Program, P: int, H: int, warps: int, meta: dict, args: tuple, sms: int) -> None:
     """A `.gs` program's launch: one cooperative grid of P programs on the GPU; in the CPU
     interpreter, which runs programs one after another, the two halves of the barrier as two launches
@@ -419,10 +429,7 @@ def _launch_grid_sync(program: Program, P: int, H: int, warps: int, meta: dict, 
     from cake_kernels.programs import backward as bk
     from cake_kernels.programs.common import interpreting
 
-    # The reduce tile is sized for the full grid, not this call's P (fewer programs at small T), so
-    # that one build serves every T of an H: a runtime op must not recompile as T changes.
-    meta = {**meta, **grid_sync_meta(max(program.launch.programs_per_sm, 1) * sms, H, warps),
-            "SPLIT_RSTD": program.launch.products == "split_rstd"}
+    meta = {**meta, **grid_sync_constexprs(program, H, warps, sms)}
     kernel = bk.rmsnorm_bwd_grid_sync_kernel[(P,)]
     if interpreting():
         for phase in (1, 2):
