@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # H200 round 18a (session 19): round 16e's residual qualification first (the only failing point of the
-# in-budget target: T 262144 residual H 6144 FP32 was left at 59 of 120 inputs per family), then all
-# of campaign_r17a.sh (the `.gs` one-launch backwards: GPU barrier test, self-test, timings).
+# in-budget target: T 262144 residual H 6144 FP32 was left at 59 of 120 inputs per family), then the
+# `.gs` one-launch backwards (session 18): GPU barrier test, self-test, timings. It replaces
+# campaign_r17a.sh, which never ran and whose `.gs` steps it repeats with guards.
 PREFIX=r18a; . scripts/device/campaign_begin.sh ${1:-560}
 . scripts/device/r16_programs.sh
 run q-res-262144 --H 6144 --forms residual --w-dtypes fp32 --T 262144 --ops bwd \
