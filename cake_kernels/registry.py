@@ -190,9 +190,11 @@ class Program:
     forms: tuple[str, ...] = FORMS
     w_dtypes: tuple[str, ...] = W_DTYPES
     runnable: bool = True
-    # The program launched instead when an input's layout does not allow this one's loads (a `.tma`
-    # program given a view whose base or row stride is not 16-byte aligned): the same math and
-    # family with pointer loads (dw may differ in its last bits where the number of partials does).
+    # The program launched instead when this one cannot run here: a `.tma` program given a view whose
+    # base or row stride is not 16-byte aligned, or a `.gs` program whose cooperative grid the driver
+    # refuses (fewer SMs than the device reports, under MPS or a green context, say). The same math
+    # with pointer loads: the same family, or for `.gs` its two-launch twin (dw may differ in its
+    # last bits where the number of partials or the reduce's order does).
     fallback: str | None = None
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
@@ -631,7 +633,7 @@ def _catalog() -> list[Program]:
             ("p1x.r4.w8.fw.pf.wr.xs.wc", narrow, None, None), ("p1x.w16.fw.pf.wr.xs", H_MAX, None, None)):
         b = by_name[f"bwd.twosum_pair.{base}"]
         progs.append(replace(b, name=f"bwd.twosum.{base.replace('.wr', '.gs')}", family="twosum", single_launch=True,
-                             launch=replace(b.launch, reduce="grid_sync"), H_max=min(h_max, b.H_max),
+                             launch=replace(b.launch, reduce="grid_sync"), H_max=min(h_max, b.H_max), fallback=b.name,
                              w_dtypes=w_dtypes or b.w_dtypes, forms=forms or b.forms,
                              description=f"as {b.name}, in one launch: the partials summed after a grid barrier by "
                                          "every program, a few columns each (a cooperative grid)"))
@@ -652,11 +654,14 @@ def _by_name() -> dict[str, Program]:
         out[p.name] = p
     for p in out.values():
         fb = out.get(p.fallback) if p.fallback else None
+        # a `.gs` program falls back to its two-launch twin (family `twosum_pair`, no barrier)
+        family_ok = fb is not None and (fb.family == p.family or (p.launch.reduce == "grid_sync" and fb.family == "twosum_pair"
+                                                                  and fb.launch.reduce != "grid_sync"))
         if p.fallback and (fb is None or fb.launch.loads != "pointer" or fb.mode != p.mode or fb.op != p.op
-                           or fb.family != p.family or fb.deterministic != p.deterministic or fb.H_max < p.H_max
-                           or not set(p.forms) <= set(fb.forms)):
+                           or not family_ok or fb.deterministic != p.deterministic or fb.H_max < p.H_max
+                           or not set(p.forms) <= set(fb.forms) or not set(p.w_dtypes) <= set(fb.w_dtypes)):
             raise RuntimeError(f"program {p.name!r}: fallback {p.fallback!r} is not a registered pointer-load program "
-                               "of the same family covering its H and forms")
+                               "of the same family (a `.gs` program: its two-launch twin) covering its H, forms and weights")
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -340,9 +341,20 @@ def backward(
         w32 = ws.weight32 if ws.weight32 is not None and ws.weight32.shape == (H,) else torch.empty(H, dtype=torch.float32, device=x.device)
         weight = w32.copy_(weight)
     if lp.reduce == "grid_sync":
-        _launch_grid_sync(program, P, H, warps, meta, (gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter,
-                                                       *common), sm_count(x.device))
-        return dx, dw
+        key = (program.name, str(x.device))
+        if key not in _COOPERATIVE_REFUSED:
+            try:
+                _launch_grid_sync(program, P, H, warps, meta, (gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials,
+                                                               counter, *common), sm_count(x.device))
+                return dx, dw
+            except RuntimeError as exc:
+                if not cooperative_refusal(exc):
+                    raise
+                _COOPERATIVE_REFUSED.add(key)
+                warnings.warn(f"{program.name}: the driver refused its cooperative grid of {P} programs on {x.device} ({exc}); "
+                              f"running its two-launch twin {program.fallback} here from now on", RuntimeWarning, stacklevel=2)
+        # The refused launch ran nothing, and the twin writes every element of dx and dw.
+        return backward(program.fallback, g, x, weight, rstd, g_h_new, None, dx_out=dx, dw_out=dw)
     if lp.loads == "tma":
         gd, xd = (tma_descriptor(r, H, lp.rows, meta["BLOCK_H"]) for r in (gr, xr))
         bk.rmsnorm_bwd_tma_kernel[(P,)](
@@ -420,6 +432,19 @@ def grid_sync_constexprs(program: Program, H: int, warps: int, sms: int) -> dict
     # that one build serves every T of an H: a runtime op must not recompile as T changes.
     return {**grid_sync_meta(max(program.launch.programs_per_sm, 1) * sms, H, warps),
             "SPLIT_RSTD": program.launch.products == "split_rstd"}
+
+
+# (program name, device) pairs whose cooperative grid the driver refused: their fallback runs there
+# without another refused launch per call.
+_COOPERATIVE_REFUSED: set[tuple[str, str]] = set()
+
+
+def cooperative_refusal(exc: BaseException) -> bool:
+    """Whether `exc` is the driver refusing a cooperative grid that cannot be resident at once
+    (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, which Triton's launcher raises as a RuntimeError
+    "Triton Error [CUDA]: too many blocks in cooperative launch"). Nothing ran, and the error is not
+    sticky, so the caller can launch something else."""
+    return isinstance(exc, RuntimeError) and "cooperative launch" in str(exc)
 
 
 def _launch_grid_sync(program: Program, P: int, H: int, warps: int, meta: dict, args: tuple, sms: int) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import warnings
+
 import pytest
 import torch
 
@@ -739,6 +741,72 @@ def test_grid_sync_workspace_holds_the_barrier_words():
     w, rstd = torch.ones(256), torch.ones(10)
     with pytest.raises(ValueError, match="two-word barrier counter"):
         runner.backward(name, x, x, w, rstd, None, small)
+
+
+def test_grid_sync_programs_fall_back_to_their_two_launch_twin():
+    for name in GRID_SYNC_PROGRAMS:
+        prog = registry.get(name)
+        fb = registry.get(prog.fallback)
+        assert fb.family == "twosum_pair" and fb.launch == replace(prog.launch, reduce="wide", heads_rows=fb.launch.heads_rows), name
+        assert set(prog.forms) <= set(fb.forms) and set(prog.w_dtypes) <= set(fb.w_dtypes) and fb.H_max >= prog.H_max, name
+
+
+def test_refused_cooperative_grid_runs_the_two_launch_twin(monkeypatch):
+    """Where the driver refuses a `.gs` program's cooperative grid (fewer SMs than the device reports,
+    under MPS or a green context), the backward runs its two-launch twin into the same outputs, says
+    so once, and does not try the refused launch again on that device. Any other launch error is
+    raised as it is. (The refusal itself comes from the driver: the GPU test below provokes it.)"""
+    name = "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs"
+    prog = registry.get(name)
+    calls = []
+
+    def refuse(*args, **kwargs):
+        calls.append(1)
+        raise RuntimeError("Triton Error [CUDA]: too many blocks in cooperative launch")
+
+    monkeypatch.setattr(runner, "_COOPERATIVE_REFUSED", set())
+    monkeypatch.setattr(runner, "_launch_grid_sync", refuse)
+    inp = inputs("gaussian", 40, 256, "fp32", seed=5)
+    _, rstd, _ = reference_forward(inp.x, inp.w, 1e-6)
+    dx_out, dw_out = torch.empty_like(inp.x), torch.empty(256, dtype=torch.float32)
+    with pytest.warns(RuntimeWarning, match=f"{prog.fallback}"):
+        dx, dw = runner.backward(prog, inp.g, inp.x, inp.w, rstd, dx_out=dx_out, dw_out=dw_out)
+    assert dx is dx_out and dw is dw_out
+    dx2, dw2 = runner.backward(prog.fallback, inp.g, inp.x, inp.w, rstd)
+    assert torch.equal(dx, dx2) and torch.equal(dw, dw2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dx3, dw3 = runner.backward(prog, inp.g, inp.x, inp.w, rstd)
+    assert len(calls) == 1 and torch.equal(dw3, dw2)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("Triton Error [CUDA]: an illegal memory access was encountered")
+
+    monkeypatch.setattr(runner, "_launch_grid_sync", fail)
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        runner.backward("bwd.twosum.p8x.w2.fw.pf.gs", inp.g, inp.x, inp.w, rstd)
+    assert runner.cooperative_refusal(RuntimeError("Triton Error [CUDA]: too many blocks in cooperative launch"))
+    assert not runner.cooperative_refusal(ValueError("too many blocks in cooperative launch"))
+
+
+@pytest.mark.gpu
+def test_grid_sync_refused_by_the_driver_on_the_gpu_falls_back(monkeypatch):
+    """A grid twice what the device holds at once (the runner told there are twice the SMs): the
+    driver refuses the cooperative launch, and the two-launch twin's dx and dw come back."""
+    dev = torch.device("cuda")
+    name = "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs"
+    prog = registry.get(name)
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    monkeypatch.setattr(runner, "_COOPERATIVE_REFUSED", set())
+    monkeypatch.setattr(runner, "sm_count", lambda device: 2 * sms)
+    inp = inputs("gaussian", 65536, 512, "fp32", seed=4)
+    g, x, w = inp.g.to(dev), inp.x.to(dev), inp.w.to(dev)
+    _, rstd, _ = reference_forward(x, w, 1e-6)
+    with pytest.warns(RuntimeWarning, match="refused its cooperative grid"):
+        dx, dw = runner.backward(prog, g, x, w, rstd)
+    dx2, dw2 = runner.backward(prog.fallback, g, x, w, rstd)
+    torch.cuda.synchronize()
+    assert torch.equal(dx, dx2) and torch.equal(dw, dw2)
 
 
 @pytest.mark.gpu
