@@ -3,7 +3,8 @@
 # 1. The 2xfwd+bwd steps of the backwards routed after round 18 (contiguous heads: `.gs.fl` and
 #    `.gs.xs.fl`; strided heads: two-row one-warp `.sr`; residual H 6144: the `.gp` twins), at the T
 #    where a peer's step was timed: those rows have no figure until then (bench: "-").
-# 2. ncu of the floor targets' row, bwd plain H 512 T 4096: the one-launch `.gs` build (12.5-12.7 us)
+# 2. The `.gs` GPU tests, with the new one that provokes a refused cooperative grid; then ncu of
+#    the floor targets' row, bwd plain H 512 T 4096: the one-launch `.gs` build (12.5-12.7 us)
 #    beside its two-launch base and torch.compile (12.0), to see where the 9.5 us over the bytes' time
 #    go (rows, barrier or reduce) and what torch.compile launches.
 # 3. ncu of the forward T <= 256 target's row, fwd plain H 4096 FP32 T 64: every one-row forward
@@ -17,6 +18,9 @@ run steps-heads --forms heads_contiguous,heads_strided --w-dtypes bf16,fp32 --T 
   --ops 2xfwd+bwd --programs routed --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 4
 run steps-res --H 6144 --forms residual --w-dtypes bf16,fp32 --T 4096,65536,262144 \
   --ops 2xfwd+bwd --programs routed --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 3
+# the `.gs` GPU tests, the refused cooperative grid's fallback among them (session 20)
+timeout 120 python -m pytest -q -p no:cacheprovider tests/cake_kernels/test_programs.py -k "grid_sync and gpu" > $W/pytest-gs.log 2>&1
+echo "pytest .gs rc=$?"; tail -3 $W/pytest-gs.log
 NCU="ncu --profile-from-start off --clock-control none --section SpeedOfLight --section LaunchStats \
   --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
   --section ComputeWorkloadAnalysis --csv --page details"
