@@ -1,4 +1,4 @@
-# Sourced by campaign_r18a.sh: the `.gs` programs (session 18: one launch, the partials summed after
+# Sourced by campaign_r18a.sh and campaign_r19b.sh: the `.gs` programs (session 18: one launch, the partials summed after
 # a grid barrier), comma-separated as `cake_router measure --programs` and the self-test take them.
 S=bwd.twosum
 GS_512=$S.p4x.r4.w2.fw.pf.gs.xs,$S.p4x.r4.w2.fw.pf.gs.xs.wc,$S.p2x.w4.fw.pf.gs.xs,$S.p2x.w4.fw.pf.gs.xs.wc,$S.p8x.w2.fw.pf.gs
