@@ -655,8 +655,7 @@ def _by_name() -> dict[str, Program]:
     for p in out.values():
         fb = out.get(p.fallback) if p.fallback else None
         # a `.gs` program falls back to its two-launch twin (family `twosum_pair`, no barrier)
-        family_ok = fb is not None and (fb.family == p.family or (p.launch.reduce == "grid_sync" and fb.family == "twosum_pair"
-                                                                  and fb.launch.reduce != "grid_sync"))
+        family_ok = fb is not None and (fb.family == p.family or (p.launch.reduce == "grid_sync" and fb.family == "twosum_pair"))
         if p.fallback and (fb is None or fb.launch.loads != "pointer" or fb.mode != p.mode or fb.op != p.op
                            or not family_ok or fb.deterministic != p.deterministic or fb.H_max < p.H_max
                            or not set(p.forms) <= set(fb.forms) or not set(p.w_dtypes) <= set(fb.w_dtypes)):

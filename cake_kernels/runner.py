@@ -291,13 +291,12 @@ def backward(
     rstd = rstd.reshape(-1).contiguous()
     flat = flat_heads(program, g, x, g_h_new)
     gr, xr = rows_of("g", g, H, flat), rows_of("x", x, H, flat)
-    if program.launch.loads == "tma" and n_rows and (tma_row_stride(gr) is None or tma_row_stride(xr) is None):
-        # A view TMA cannot read in place (base or row stride not 16-byte aligned, or uneven rows):
-        # the pointer-load twin does the same work, with the same programs and partials.
-        fb = registry.get(program.fallback)
-        if workspace is not None and workspace.partials is not None and workspace.partials.shape[0] < _grid_programs(fb, n_rows, x.device):
-            workspace = None  # sized for this program's grid: the fallback allocates its own
-        return backward(fb, g, x, weight, rstd, g_h_new, workspace, dx_out=dx_out, dw_out=dw_out)
+    # A view TMA cannot read in place (base or row stride not 16-byte aligned, or uneven rows), or a
+    # `.gs` grid the driver refused on this device before: the fallback twin does the same work with
+    # pointer loads (for `.gs`, in two launches), before anything is allocated for this program.
+    if ((program.launch.loads == "tma" and n_rows and (tma_row_stride(gr) is None or tma_row_stride(xr) is None))
+            or (program.launch.reduce == "grid_sync" and (program.name, str(x.device)) in _COOPERATIVE_REFUSED)):
+        return _fallback_backward(program, n_rows, g, x, weight, rstd, g_h_new, workspace, dx_out, dw_out)
     gres = rows_of("g_h_new", g_h_new, H, flat) if g_h_new is not None else None
     dx = _out("dx_out", dx_out, x.shape, torch.bfloat16, x.device)
     dw = _out("dw_out", dw_out, (H,), torch.float32, x.device)
@@ -341,20 +340,18 @@ def backward(
         w32 = ws.weight32 if ws.weight32 is not None and ws.weight32.shape == (H,) else torch.empty(H, dtype=torch.float32, device=x.device)
         weight = w32.copy_(weight)
     if lp.reduce == "grid_sync":
-        key = (program.name, str(x.device))
-        if key not in _COOPERATIVE_REFUSED:
-            try:
-                _launch_grid_sync(program, P, H, warps, meta, (gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials,
-                                                               counter, *common), sm_count(x.device))
-                return dx, dw
-            except RuntimeError as exc:
-                if not cooperative_refusal(exc):
-                    raise
-                _COOPERATIVE_REFUSED.add(key)
-                warnings.warn(f"{program.name}: the driver refused its cooperative grid of {P} programs on {x.device} ({exc}); "
-                              f"running its two-launch twin {program.fallback} here from now on", RuntimeWarning, stacklevel=2)
+        try:
+            _launch_grid_sync(program, P, H, warps, meta, (gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials,
+                                                           counter, *common), sm_count(x.device))
+            return dx, dw
+        except RuntimeError as exc:
+            if not cooperative_refusal(exc):
+                raise
+            _COOPERATIVE_REFUSED.add((program.name, str(x.device)))
+            warnings.warn(f"{program.name}: the driver refused its cooperative grid of {P} programs on {x.device} ({exc}); "
+                          f"running its two-launch twin {program.fallback} here from now on", RuntimeWarning, stacklevel=2)
         # The refused launch ran nothing, and the twin writes every element of dx and dw.
-        return backward(program.fallback, g, x, weight, rstd, g_h_new, None, dx_out=dx, dw_out=dw)
+        return _fallback_backward(program, n_rows, g, x, weight, rstd, g_h_new, workspace, dx, dw)
     if lp.loads == "tma":
         gd, xd = (tma_descriptor(r, H, lp.rows, meta["BLOCK_H"]) for r in (gr, xr))
         bk.rmsnorm_bwd_tma_kernel[(P,)](
@@ -445,6 +442,14 @@ def cooperative_refusal(exc: BaseException) -> bool:
     "Triton Error [CUDA]: too many blocks in cooperative launch"). Nothing ran, and the error is not
     sticky, so the caller can launch something else."""
     return isinstance(exc, RuntimeError) and "cooperative launch" in str(exc)
+
+
+def _fallback_backward(program: Program, n_rows: int, g, x, weight, rstd, g_h_new, workspace, dx_out, dw_out):
+    """`backward` by `program.fallback`, with the caller's workspace where it holds the fallback's partials."""
+    fb = registry.get(program.fallback)
+    if workspace is not None and workspace.partials is not None and workspace.partials.shape[0] < _grid_programs(fb, n_rows, x.device):
+        workspace = None  # sized for this program's grid: the fallback allocates its own
+    return backward(fb, g, x, weight, rstd, g_h_new, workspace, dx_out=dx_out, dw_out=dw_out)
 
 
 def _launch_grid_sync(program: Program, P: int, H: int, warps: int, meta: dict, args: tuple, sms: int) -> None:

@@ -7,9 +7,8 @@ Outputs are NaN-poisoned before each run, so an unwritten element fails.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import warnings
+from dataclasses import replace
 
 import pytest
 import torch
