@@ -1,7 +1,7 @@
 """Run every Triton program at odd shapes, for compute-sanitizer (memcheck / racecheck) on the GPU.
 
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-        python scripts/device/sanitize.py [--programs PREFIXES] [--shapes odd|small]
+        python scripts/device/sanitize.py [--programs PARTS] [--shapes odd|small]
 
 PyTorch's caching allocator hands out pooled blocks, so an out-of-bounds read would land in memory
 the process owns and go unseen; PYTORCH_NO_CUDA_MEMORY_CACHING=1 makes every tensor its own
@@ -30,14 +30,14 @@ SMALL = [(1000, 65, "plain", "fp32"), (4095, 17, "residual", "bf16"), (256, 5, "
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--programs", default="", help="comma-separated name prefixes (default: every Triton program)")
+    ap.add_argument("--programs", default="", help="comma-separated name parts, e.g. bwd.atomic,.gs (default: every Triton program)")
     ap.add_argument("--shapes", choices=("odd", "small"), default="odd")
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
     dev = torch.device(args.device)
     prefixes = [p for p in args.programs.split(",") if p]
     progs = [p for p in registry.all_programs() if p.launch.grid != "reference"
-             and (not prefixes or any(p.name.startswith(x) for x in prefixes))]
+             and (not prefixes or any(x in p.name for x in prefixes))]
     shapes = ODD if args.shapes == "odd" else SMALL
     n = 0
     for H, T, form, w_dtype in shapes:
