@@ -742,3 +742,84 @@ def reduce_columns_strided(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl.cons
             part = tl.load(WS + ps[:, None] * H + cols[None, :], mask=m, other=0.0, cache_modifier=".cg")
             acc += tl.sum(part.to(tl.float64), axis=0)
         tl.store(DW + cols, acc.to(tl.float32), mask=cmask)
+
+
+@triton.jit
+def rmsnorm_bwd_grid_sync_v2_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    n_partials,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr, PREFETCH: tl.constexpr, BLOCK_B: tl.constexpr,
+    SPLIT_RSTD: tl.constexpr, PHASE: tl.constexpr, RED_P: tl.constexpr, RED_C: tl.constexpr,
+    RED_TILES: tl.constexpr, POLL_LOAD: tl.constexpr,
+):
+    """`rmsnorm_bwd_grid_sync_kernel` with its barrier and reduce as options (the `.lp` and `.ur`
+    programs; that kernel is left as it is, so the shipped `.gs` builds keep their fingerprints):
+    POLL_LOAD waits on the generation with loads (`grid_barrier_load_poll`), and RED_TILES > 0 sums
+    the partials in that many unrolled tiles (`reduce_columns_unrolled`), else in the looped ones.
+    The rows, the partials and the tiles' order are the base's, so dx and dw are bit for bit its."""
+    if PHASE != 2:
+        if SPLIT_RSTD:
+            rmsnorm_bwd_rows_split_rstd_kernel(
+                G, X, W, RSTD, GRES, DX, DW, WS, COUNTER, n_rows, NH, H, H_f, sgt, sgh, sxt, sxh, srt, srh,
+                BLOCK_H=BLOCK_H, ROWS=ROWS, MODE=MODE, FOLD=FOLD, HAS_GRES=HAS_GRES, SINGLE=False, EXACT=EXACT,
+                RED_BLOCK=RED_BLOCK, FOLD_WS=FOLD_WS, PREFETCH=PREFETCH, BLOCK_B=BLOCK_B)
+        else:
+            rmsnorm_bwd_rows_kernel(
+                G, X, W, RSTD, GRES, DX, DW, WS, COUNTER, n_rows, NH, H, H_f, sgt, sgh, sxt, sxh, srt, srh,
+                BLOCK_H=BLOCK_H, ROWS=ROWS, MODE=MODE, FOLD=FOLD, HAS_GRES=HAS_GRES, SINGLE=False, EXACT=EXACT,
+                RED_BLOCK=RED_BLOCK, FOLD_WS=FOLD_WS, PREFETCH=PREFETCH, BLOCK_B=BLOCK_B)
+    if PHASE == 0:
+        if POLL_LOAD:
+            grid_barrier_load_poll(COUNTER)
+        else:
+            grid_barrier(COUNTER)
+    if PHASE != 1:
+        if RED_TILES > 0:
+            reduce_columns_unrolled(WS, DW, n_partials, H, RED_P, RED_C, RED_TILES)
+        else:
+            reduce_columns_strided(WS, DW, n_partials, H, RED_P, RED_C)
+
+
+@triton.jit
+def grid_barrier_load_poll(COUNTER):
+    """`grid_barrier` with the wait polled by loads. Arrivals are atomics, as there; the waiting
+    programs read the generation with volatile loads, which the L2 serves from the line like any read,
+    where an atomic poll by hundreds of programs queues in the L2's atomic unit for that one word,
+    ahead of the last arrival's atomics that release the grid. Volatile loads are relaxed: one acquire
+    (an atomic read of the generation) after the wait orders the partials' reads after the release."""
+    tl.debug_barrier()
+    gen = tl.atomic_add(COUNTER + 1, 0, sem="acquire")
+    arrived = tl.atomic_add(COUNTER, 1, sem="acq_rel")
+    if arrived == tl.num_programs(0) - 1:
+        tl.atomic_xchg(COUNTER, 0, sem="relaxed")
+        tl.atomic_add(COUNTER + 1, 1, sem="release")
+    else:
+        cur = gen
+        while cur == gen:
+            cur = tl.load(COUNTER + 1, volatile=True)
+        tl.atomic_add(COUNTER + 1, 0, sem="acquire")
+    tl.debug_barrier()
+
+
+@triton.jit
+def reduce_columns_unrolled(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr, TILES: tl.constexpr):
+    """`reduce_columns_strided` with the tile loop unrolled to TILES tiles (TILES * BLOCK_P >= P): the
+    tiles' loads are independent of the running sum, so they can all be in flight at once. Tiles past
+    P load nothing and add +0.0, which leaves the sum as it is (a sum that starts at +0.0 is never
+    -0.0 in round-to-nearest), so the sum is the looped one's, tile for tile."""
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for cb in range(pid, tl.cdiv(H, BLOCK_C), nprog):
+        cols = cb * BLOCK_C + tl.arange(0, BLOCK_C)
+        cmask = cols < H
+        acc = tl.zeros([BLOCK_C], dtype=tl.float64)
+        for t in tl.static_range(TILES):
+            ps = tl.arange(0, BLOCK_P).to(tl.int64) + t * BLOCK_P
+            m = (ps < P)[:, None] & cmask[None, :]
+            part = tl.load(WS + ps[:, None] * H + cols[None, :], mask=m, other=0.0, cache_modifier=".cg")
+            acc += tl.sum(part.to(tl.float64), axis=0)
+        tl.store(DW + cols, acc.to(tl.float32), mask=cmask)

@@ -661,7 +661,9 @@ def test_gres_prefetch_needs_a_prefetching_two_launch_compensated_program():
                          "", mode=3)
 
 
-GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync" and _family_tested(p)]
+GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync" and _family_tested(p)
+                      and not runner.grid_sync_v2(p)]
+GRID_SYNC_V2_PROGRAMS = [p.name for p in registry.all_programs() if runner.grid_sync_v2(p)]
 
 
 @pytest.mark.parametrize("name", GRID_SYNC_PROGRAMS)
@@ -742,11 +744,73 @@ def test_grid_sync_workspace_holds_the_barrier_words():
         runner.backward(name, x, x, w, rstd, None, small)
 
 
+def _grid_sync_base(name: str) -> str:
+    """The `.gs` program a `.lp` / `.ur` program is a twin of."""
+    while name.endswith((".lp", ".ur")):
+        name = name[:-3]
+    return name
+
+
+@pytest.mark.parametrize("name", GRID_SYNC_V2_PROGRAMS)
+def test_grid_sync_barrier_and_reduce_options_are_bitwise_their_base(name, monkeypatch):
+    """`.lp` (the barrier polled with loads) and `.ur` (the reduce's tiles unrolled) change how the
+    grid waits and when the partials' loads are issued, not what is summed in which order: dx and dw
+    are bit for bit the `.gs` base's. The interpreter runs the barrier's two sides as two launches, so
+    the polling itself runs on the GPU only (test_grid_sync_program_on_the_gpu_in_a_cuda_graph); here
+    the unrolled tiles cover the full grid's rows while a small T runs fewer programs, whose masked
+    tiles must add nothing. 3 SMs: several programs, and tiles of few rows."""
+    prog, base = registry.get(name), registry.get(_grid_sync_base(name))
+    assert prog.launch == replace(base.launch, reduce_tiles=prog.launch.reduce_tiles, barrier_poll=prog.launch.barrier_poll)
+    assert prog.fallback == base.fallback and prog.launch != base.launch
+    monkeypatch.setattr(runner, "sm_count", lambda device: 3)
+    meta = runner.grid_sync_v2_constexprs(prog, 256, runner.backward_launch_meta(prog, 256, False)[1], 3)
+    assert meta["POLL_LOAD"] == (prog.launch.barrier_poll == "load")
+    assert (meta["RED_TILES"] > 0) == (prog.launch.reduce_tiles == "unrolled")
+    w = prog.w_dtypes[-1]
+    form = prog.forms[-1]
+    for T in (1, 70):
+        inp = inputs("outlier_rows", T, 256, w, form=form, seed=T)
+        dx, dw, worst = run_backward_checked(prog, inp)
+        dx2, dw2, _ = run_backward_checked(base, inp)
+        assert torch.equal(dx, dx2) and torch.equal(dw, dw2), T
+        assert worst <= 6.0e-4, (T, worst)
+
+
+def test_grid_sync_unrolled_reduce_is_bounded_and_exact():
+    """The unrolled reduce against the looped one over the same tiles, with P below the tiles' cover
+    (the last tile part masked, one whole tile masked) and a column of -0.0, bit for bit; and a grid whose
+    tiles would exceed the bound is refused with the program and the accepted count named."""
+    from cake_kernels.programs import backward as bk
+
+    P, H, rows = 37, 70, 8
+    ws = torch.randn(P, H, dtype=torch.float64) * torch.logspace(-8, 8, H, dtype=torch.float64)
+    ws[:, 5] = -0.0
+    looped = torch.full((H,), float("nan"), dtype=torch.float32)
+    bk.reduce_columns_strided[(3,)](ws, looped, P, H, BLOCK_P=rows, BLOCK_C=4)
+    unrolled = torch.full((H,), float("nan"), dtype=torch.float32)
+    bk.reduce_columns_unrolled[(3,)](ws, unrolled, P, H, BLOCK_P=rows, BLOCK_C=4, TILES=6)  # 48 rows' cover, 40 used
+    assert torch.equal(looped, unrolled) and not torch.signbit(unrolled[5])
+    prog = registry.get("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur")
+    assert runner.grid_sync_v2_constexprs(prog, 512, 2, 132)["RED_TILES"] == 5  # 528 rows in tiles of 128
+    with pytest.raises(ValueError, match=r"p4x.r4.w2.fw.pf.gs.xs.ur'.*unrolled reduce tiles.*accepted: at most 8"):
+        runner.grid_sync_v2_constexprs(prog, 512, 2, 2 * 132)
+
+
+def test_grid_sync_options_need_the_grid_barrier():
+    with pytest.raises(ValueError, match="reduce_tiles: 'wide' is not one of"):
+        registry.LaunchPolicy("persistent", reduce="grid_sync", reduce_tiles="wide")
+    with pytest.raises(ValueError, match="barrier_poll: 'spin' is not one of"):
+        registry.LaunchPolicy("persistent", reduce="grid_sync", barrier_poll="spin")
+    with pytest.raises(ValueError, match="options of reduce='grid_sync' only"):
+        registry.LaunchPolicy("persistent", reduce="wide", barrier_poll="load")
+
+
 def test_grid_sync_programs_fall_back_to_their_two_launch_twin():
-    for name in GRID_SYNC_PROGRAMS:
+    for name in GRID_SYNC_PROGRAMS + GRID_SYNC_V2_PROGRAMS:
         prog = registry.get(name)
         fb = registry.get(prog.fallback)
-        assert fb.family == "twosum_pair" and fb.launch == replace(prog.launch, reduce="wide", heads_rows=fb.launch.heads_rows), name
+        assert fb.family == "twosum_pair" and fb.launch == replace(
+            prog.launch, reduce="wide", heads_rows=fb.launch.heads_rows, reduce_tiles="looped", barrier_poll="atomic"), name
         assert set(prog.forms) <= set(fb.forms) and set(prog.w_dtypes) <= set(fb.w_dtypes) and fb.H_max >= prog.H_max, name
 
 
@@ -809,12 +873,14 @@ def test_grid_sync_refused_by_the_driver_on_the_gpu_falls_back(monkeypatch):
 
 
 @pytest.mark.gpu
-def test_grid_sync_program_on_the_gpu_in_a_cuda_graph():
+@pytest.mark.parametrize("name", ["bwd.twosum.p4x.r4.w2.fw.pf.gs.xs", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.lp",
+                                  "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur.lp"])
+def test_grid_sync_program_on_the_gpu_in_a_cuda_graph(name):
     """On the GPU a `.gs` program is one cooperative launch with the barrier: the same dx as its
-    two-launch twin, dw equal up to summation order, the barrier's count back at 0 and its generation
+    two-launch twin, dw equal up to summation order (and for the `.lp` / `.ur` options, bit for bit
+    the `.gs` base's, the polled barrier included), the barrier's count back at 0 and its generation
     advanced once per launch, and the launch captured into a CUDA graph and replayed."""
     dev = torch.device("cuda")
-    name = "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs"
     prog = registry.get(name)
     twin = registry.get("bwd.twosum_pair.p4x.r4.w2.fw.pf.wr.xs")
     inp = inputs("gaussian", 4096, 512, "fp32", seed=3)
@@ -823,8 +889,9 @@ def test_grid_sync_program_on_the_gpu_in_a_cuda_graph():
     ws = runner.workspace_for(prog, x)
     dx, dw = runner.backward(prog, g, x, w, rstd, None, ws)
     dx2, dw2 = runner.backward(twin, g, x, w, rstd)
+    dx3, dw3 = runner.backward(_grid_sync_base(name), g, x, w, rstd)
     torch.cuda.synchronize()
-    assert torch.equal(dx, dx2)
+    assert torch.equal(dx, dx2) and torch.equal(dx, dx3) and torch.equal(dw, dw3)
     torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
     assert ws.counter.tolist() == [0, 1]
     dw_out = torch.empty_like(dw)
