@@ -119,16 +119,13 @@ class LaunchPolicy:
     stats: str = "ieee"
     gres_load: str = "in_step"
     reduce_tiles: str = "looped"
-    barrier_poll: str = "atomic"
 
     def __post_init__(self) -> None:
         if self.reduce_tiles not in ("looped", "unrolled"):
             raise ValueError(f"reduce_tiles: {self.reduce_tiles!r} is not one of ('looped', 'unrolled')")
-        if self.barrier_poll not in ("atomic", "load"):
-            raise ValueError(f"barrier_poll: {self.barrier_poll!r} is not one of ('atomic', 'load')")
-        if (self.reduce_tiles != "looped" or self.barrier_poll != "atomic") and self.reduce != "grid_sync":
-            raise ValueError("reduce_tiles / barrier_poll: the grid barrier's reduce and poll are options of "
-                             "reduce='grid_sync' only")
+        if self.reduce_tiles != "looped" and self.reduce != "grid_sync":
+            raise ValueError("reduce_tiles: unrolled tiles are an option of the grid barrier's reduce "
+                             "(reduce='grid_sync') only")
         if self.gres_load not in ("in_step", "prefetched"):
             raise ValueError(f"gres_load: {self.gres_load!r} is not one of ('in_step', 'prefetched')")
         if self.stats not in ("ieee", "fast"):
@@ -244,7 +241,7 @@ class Program:
         for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none"),
                              ("products", "eft"), ("chunk", 0),
                              ("static_h", False), ("heads_rows", "indexed"), ("stats", "ieee"), ("gres_load", "in_step"),
-                             ("reduce_tiles", "looped"), ("barrier_poll", "atomic")):
+                             ("reduce_tiles", "looped")):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -652,30 +649,17 @@ def _catalog() -> list[Program]:
     for base in ("p16x.w1.fw.pf.gs.xs", "p16x.w1.fw.pf.gs.xs.wc", "p8x.w2.fw.pf.gs"):
         progs.append(_twin(by_name[f"bwd.twosum.{base}"], "fl", "contiguous heads addressed as flat rows (no per-row "
                            "division)", forms=("heads_contiguous",), heads_rows="flat"))
-    # `.lp` and `.ur` (session 21): the `.gs` barrier and reduce, rebuilt. ncu on an H100 (132 SMs, as
-    # the H200) of H 512 T 4096: the `.gs` kernel takes 14.2 us where its two-launch twin's rows kernel
-    # alone takes 8.8, so 5.4 us go to the barrier and the reduce. `.lp`: the waiting programs poll the
-    # generation with loads, not atomics; an atomic poll of one word by 527 programs queues in the L2's
-    # atomic unit ahead of the last arrival's own atomics, which are what release the grid. `.ur`: the
-    # reduce's tiles over the P partial rows unrolled (the grid's P is known when the kernel is built),
-    # so their loads are in flight together instead of one L2 round trip after another; the same tiles
-    # in the same order, so dw is bit for bit the base's. Only where the unrolled tiles fit beside the
-    # programs per SM (compile_check): 4 and 2 programs per SM, 5 and 2-5 tiles on 132 SMs.
+    # `.ur` (session 21): the `.gs` reduce's tiles over the P partial rows unrolled (the grid's P is
+    # known when the kernel is built), so that their loads can be in flight together instead of one L2
+    # round trip after another; the same tiles in the same order, so dx and dw are bit for bit the
+    # base's. ncu on an H100 (132 SMs, as the H200) of H 512 T 4096: the `.gs` kernel takes 14.2 us
+    # where its two-launch twin's rows kernel alone takes 8.8. Only where the unrolled tiles fit beside
+    # the programs per SM (compile_check): 4 and 2 programs per SM, 5 and 2-5 tiles on 132 SMs.
+    # (Polling the barrier's generation with volatile loads instead of atomics was slower on the H100,
+    # +0.6-0.8 us at H 512 T 4096, and is not kept.)
     by_name = {p.name: p for p in progs}
-    for base, suffix, options in (
-            ("p4x.r4.w2.fw.pf.gs.xs", "lp", dict(barrier_poll="load")),
-            ("p4x.r4.w2.fw.pf.gs.xs", "ur", dict(reduce_tiles="unrolled")),
-            ("p4x.r4.w2.fw.pf.gs.xs", "ur.lp", dict(reduce_tiles="unrolled", barrier_poll="load")),
-            ("p4x.r4.w2.fw.pf.gs.xs.wc", "ur.lp", dict(reduce_tiles="unrolled", barrier_poll="load")),
-            ("p2x.w4.fw.pf.gs.xs", "lp", dict(barrier_poll="load")),
-            ("p2x.w4.fw.pf.gs.xs", "ur.lp", dict(reduce_tiles="unrolled", barrier_poll="load")),
-            ("p8x.w2.fw.pf.gs", "lp", dict(barrier_poll="load")),
-            ("p16x.w1.fw.pf.gs.xs", "lp", dict(barrier_poll="load")),
-            ("p16x.w1.fw.pf.gs.xs.fl", "lp", dict(barrier_poll="load")),
-            ("p8x.w2.fw.pf.gs.fl", "lp", dict(barrier_poll="load"))):
-        what = " and ".join(w for w, on in (("the partials' tiles unrolled", "reduce_tiles" in options),
-                                            ("the barrier polled with loads", "barrier_poll" in options)) if on)
-        progs.append(_twin(by_name[f"bwd.twosum.{base}"], suffix, what, **options))
+    for base in ("p4x.r4.w2.fw.pf.gs.xs", "p4x.r4.w2.fw.pf.gs.xs.wc", "p2x.w4.fw.pf.gs.xs", "p2x.w4.fw.pf.gs.xs.wc"):
+        progs.append(_twin(by_name[f"bwd.twosum.{base}"], "ur", "the partials' reduce tiles unrolled", reduce_tiles="unrolled"))
     return progs
 
 

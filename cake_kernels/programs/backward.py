@@ -754,14 +754,15 @@ def rmsnorm_bwd_grid_sync_v2_kernel(
     HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
     FOLD_WS: tl.constexpr, PREFETCH: tl.constexpr, BLOCK_B: tl.constexpr,
     SPLIT_RSTD: tl.constexpr, PHASE: tl.constexpr, RED_P: tl.constexpr, RED_C: tl.constexpr,
-    RED_TILES: tl.constexpr, POLL_LOAD: tl.constexpr,
+    RED_TILES: tl.constexpr,
 ):
-    """`rmsnorm_bwd_grid_sync_kernel` with its barrier and reduce as options (the `.lp` and `.ur`
-    programs; that kernel is left as it is, so the shipped `.gs` builds keep their fingerprints):
-    POLL_LOAD waits on the generation with loads (`grid_barrier_load_poll`), and RED_TILES > 0 sums
-    the partials in that many unrolled tiles (`reduce_columns_unrolled`), else in the looped ones.
-    The rows, the partials and the tiles' order are the base's, so dx and dw are bit for bit its."""
-    if PHASE != 2:
+    """`rmsnorm_bwd_grid_sync_kernel` with the partials summed in RED_TILES unrolled tiles
+    (`reduce_columns_unrolled`; the `.ur` programs). That kernel is left as it is, so the shipped
+    `.gs` builds keep their fingerprints. The rows, the partials and the tiles' order are the base's,
+    so dx and dw are bit for bit its. PHASE as there (0: the cooperative launch; 1 and 2: the
+    interpreter's two halves), and for the device probes (scripts/device/gs_phase_probe.py) 3: the
+    rows and the barrier without the reduce, 4: the barrier alone."""
+    if PHASE == 0 or PHASE == 1 or PHASE == 3:
         if SPLIT_RSTD:
             rmsnorm_bwd_rows_split_rstd_kernel(
                 G, X, W, RSTD, GRES, DX, DW, WS, COUNTER, n_rows, NH, H, H_f, sgt, sgh, sxt, sxh, srt, srh,
@@ -772,37 +773,10 @@ def rmsnorm_bwd_grid_sync_v2_kernel(
                 G, X, W, RSTD, GRES, DX, DW, WS, COUNTER, n_rows, NH, H, H_f, sgt, sgh, sxt, sxh, srt, srh,
                 BLOCK_H=BLOCK_H, ROWS=ROWS, MODE=MODE, FOLD=FOLD, HAS_GRES=HAS_GRES, SINGLE=False, EXACT=EXACT,
                 RED_BLOCK=RED_BLOCK, FOLD_WS=FOLD_WS, PREFETCH=PREFETCH, BLOCK_B=BLOCK_B)
-    if PHASE == 0:
-        if POLL_LOAD:
-            grid_barrier_load_poll(COUNTER)
-        else:
-            grid_barrier(COUNTER)
-    if PHASE != 1:
-        if RED_TILES > 0:
-            reduce_columns_unrolled(WS, DW, n_partials, H, RED_P, RED_C, RED_TILES)
-        else:
-            reduce_columns_strided(WS, DW, n_partials, H, RED_P, RED_C)
-
-
-@triton.jit
-def grid_barrier_load_poll(COUNTER):
-    """`grid_barrier` with the wait polled by loads. Arrivals are atomics, as there; the waiting
-    programs read the generation with volatile loads, which the L2 serves from the line like any read,
-    where an atomic poll by hundreds of programs queues in the L2's atomic unit for that one word,
-    ahead of the last arrival's atomics that release the grid. Volatile loads are relaxed: one acquire
-    (an atomic read of the generation) after the wait orders the partials' reads after the release."""
-    tl.debug_barrier()
-    gen = tl.atomic_add(COUNTER + 1, 0, sem="acquire")
-    arrived = tl.atomic_add(COUNTER, 1, sem="acq_rel")
-    if arrived == tl.num_programs(0) - 1:
-        tl.atomic_xchg(COUNTER, 0, sem="relaxed")
-        tl.atomic_add(COUNTER + 1, 1, sem="release")
-    else:
-        cur = gen
-        while cur == gen:
-            cur = tl.load(COUNTER + 1, volatile=True)
-        tl.atomic_add(COUNTER + 1, 0, sem="acquire")
-    tl.debug_barrier()
+    if PHASE == 0 or PHASE == 3 or PHASE == 4:
+        grid_barrier(COUNTER)
+    if PHASE == 0 or PHASE == 2:
+        reduce_columns_unrolled(WS, DW, n_partials, H, RED_P, RED_C, RED_TILES)
 
 
 @triton.jit

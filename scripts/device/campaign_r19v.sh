@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 21: the `.gs` barrier and reduce options (`.lp`: the wait polled with loads; `.ur`: the
+# Session 21 (ran at 5fb71f8; the `.lp` programs were removed after it): the `.gs` barrier and reduce options (`.lp`: the wait polled with loads; `.ur`: the
 # reduce's tiles unrolled) against their `.gs` bases and torch.compile, side by side in one process.
 # On an H200 the evidence is the route table's; on another card (the device tool now serves H100s
 # for one-GPU calls) it is kept apart, as a relative comparison only (the route key's arch is both's).

@@ -745,27 +745,20 @@ def test_grid_sync_workspace_holds_the_barrier_words():
 
 
 def _grid_sync_base(name: str) -> str:
-    """The `.gs` program a `.lp` / `.ur` program is a twin of."""
-    while name.endswith((".lp", ".ur")):
-        name = name[:-3]
-    return name
+    """The `.gs` program a `.ur` program is a twin of."""
+    return name.removesuffix(".ur")
 
 
 @pytest.mark.parametrize("name", GRID_SYNC_V2_PROGRAMS)
-def test_grid_sync_barrier_and_reduce_options_are_bitwise_their_base(name, monkeypatch):
-    """`.lp` (the barrier polled with loads) and `.ur` (the reduce's tiles unrolled) change how the
-    grid waits and when the partials' loads are issued, not what is summed in which order: dx and dw
-    are bit for bit the `.gs` base's. The interpreter runs the barrier's two sides as two launches, so
-    the polling itself runs on the GPU only (test_grid_sync_program_on_the_gpu_in_a_cuda_graph); here
-    the unrolled tiles cover the full grid's rows while a small T runs fewer programs, whose masked
-    tiles must add nothing. 3 SMs: several programs, and tiles of few rows."""
+def test_grid_sync_unrolled_reduce_programs_are_bitwise_their_base(name, monkeypatch):
+    """`.ur` (the reduce's tiles unrolled) changes when the partials' loads are issued, not what is
+    summed in which order: dx and dw are bit for bit the `.gs` base's. The unrolled tiles cover the
+    full grid's rows while a small T runs fewer programs, whose masked tiles must add nothing. 3 SMs:
+    several programs, and tiles of few rows."""
     prog, base = registry.get(name), registry.get(_grid_sync_base(name))
-    assert prog.launch == replace(base.launch, reduce_tiles=prog.launch.reduce_tiles, barrier_poll=prog.launch.barrier_poll)
-    assert prog.fallback == base.fallback and prog.launch != base.launch
+    assert prog.launch == replace(base.launch, reduce_tiles="unrolled") and prog.fallback == base.fallback
     monkeypatch.setattr(runner, "sm_count", lambda device: 3)
-    meta = runner.grid_sync_v2_constexprs(prog, 256, runner.backward_launch_meta(prog, 256, False)[1], 3)
-    assert meta["POLL_LOAD"] == (prog.launch.barrier_poll == "load")
-    assert (meta["RED_TILES"] > 0) == (prog.launch.reduce_tiles == "unrolled")
+    assert runner.grid_sync_v2_constexprs(prog, 256, runner.backward_launch_meta(prog, 256, False)[1], 3)["RED_TILES"] >= 1
     w = prog.w_dtypes[-1]
     form = prog.forms[-1]
     for T in (1, 70):
@@ -796,13 +789,11 @@ def test_grid_sync_unrolled_reduce_is_bounded_and_exact():
         runner.grid_sync_v2_constexprs(prog, 512, 2, 2 * 132)
 
 
-def test_grid_sync_options_need_the_grid_barrier():
+def test_unrolled_reduce_tiles_need_the_grid_barrier():
     with pytest.raises(ValueError, match="reduce_tiles: 'wide' is not one of"):
         registry.LaunchPolicy("persistent", reduce="grid_sync", reduce_tiles="wide")
-    with pytest.raises(ValueError, match="barrier_poll: 'spin' is not one of"):
-        registry.LaunchPolicy("persistent", reduce="grid_sync", barrier_poll="spin")
-    with pytest.raises(ValueError, match="options of reduce='grid_sync' only"):
-        registry.LaunchPolicy("persistent", reduce="wide", barrier_poll="load")
+    with pytest.raises(ValueError, match=r"reduce_tiles: unrolled tiles are an option of .*reduce='grid_sync'"):
+        registry.LaunchPolicy("persistent", reduce="wide", reduce_tiles="unrolled")
 
 
 def test_grid_sync_programs_fall_back_to_their_two_launch_twin():
@@ -810,7 +801,7 @@ def test_grid_sync_programs_fall_back_to_their_two_launch_twin():
         prog = registry.get(name)
         fb = registry.get(prog.fallback)
         assert fb.family == "twosum_pair" and fb.launch == replace(
-            prog.launch, reduce="wide", heads_rows=fb.launch.heads_rows, reduce_tiles="looped", barrier_poll="atomic"), name
+            prog.launch, reduce="wide", heads_rows=fb.launch.heads_rows, reduce_tiles="looped"), name
         assert set(prog.forms) <= set(fb.forms) and set(prog.w_dtypes) <= set(fb.w_dtypes) and fb.H_max >= prog.H_max, name
 
 
@@ -873,12 +864,11 @@ def test_grid_sync_refused_by_the_driver_on_the_gpu_falls_back(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["bwd.twosum.p4x.r4.w2.fw.pf.gs.xs", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.lp",
-                                  "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur.lp"])
+@pytest.mark.parametrize("name", ["bwd.twosum.p4x.r4.w2.fw.pf.gs.xs", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur"])
 def test_grid_sync_program_on_the_gpu_in_a_cuda_graph(name):
     """On the GPU a `.gs` program is one cooperative launch with the barrier: the same dx as its
-    two-launch twin, dw equal up to summation order (and for the `.lp` / `.ur` options, bit for bit
-    the `.gs` base's, the polled barrier included), the barrier's count back at 0 and its generation
+    two-launch twin, dw equal up to summation order (and for the `.ur` option, bit for bit the `.gs`
+    base's), the barrier's count back at 0 and its generation
     advanced once per launch, and the launch captured into a CUDA graph and replayed."""
     dev = torch.device("cuda")
     prog = registry.get(name)
