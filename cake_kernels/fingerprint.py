@@ -106,7 +106,7 @@ def program_fingerprint(program, launch_json: str) -> str:
             h.update(inspect.getsource(runner.grid_sync_meta).encode())
             h.update(inspect.getsource(runner.grid_sync_constexprs).encode())
             h.update(inspect.getsource(runner._launch_grid_sync).encode())
-            if runner.grid_sync_v2(program):  # `.ur` only: the shipped `.gs` keep theirs
+            if runner.grid_sync_v2(program):  # `.ur` / `.rw` only: the shipped `.gs` keep theirs
                 h.update(inspect.getsource(runner.grid_sync_v2_constexprs).encode())
                 h.update(inspect.getsource(runner._launch_grid_sync_v2).encode())
         if program.launch.chunk:  # looped forwards only: the others' fingerprints stay as measured

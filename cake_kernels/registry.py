@@ -119,12 +119,15 @@ class LaunchPolicy:
     stats: str = "ieee"
     gres_load: str = "in_step"
     reduce_tiles: str = "looped"
+    barrier_wait: str = "all"
 
     def __post_init__(self) -> None:
         if self.reduce_tiles not in ("looped", "unrolled"):
             raise ValueError(f"reduce_tiles: {self.reduce_tiles!r} is not one of ('looped', 'unrolled')")
-        if self.reduce_tiles != "looped" and self.reduce != "grid_sync":
-            raise ValueError("reduce_tiles: unrolled tiles are an option of the grid barrier's reduce "
+        if self.barrier_wait not in ("all", "reducers"):
+            raise ValueError(f"barrier_wait: {self.barrier_wait!r} is not one of ('all', 'reducers')")
+        if (self.reduce_tiles != "looped" or self.barrier_wait != "all") and self.reduce != "grid_sync":
+            raise ValueError("reduce_tiles / barrier_wait: options of the grid barrier and its reduce "
                              "(reduce='grid_sync') only")
         if self.gres_load not in ("in_step", "prefetched"):
             raise ValueError(f"gres_load: {self.gres_load!r} is not one of ('in_step', 'prefetched')")
@@ -241,7 +244,7 @@ class Program:
         for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none"),
                              ("products", "eft"), ("chunk", 0),
                              ("static_h", False), ("heads_rows", "indexed"), ("stats", "ieee"), ("gres_load", "in_step"),
-                             ("reduce_tiles", "looped")):
+                             ("reduce_tiles", "looped"), ("barrier_wait", "all")):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -649,17 +652,28 @@ def _catalog() -> list[Program]:
     for base in ("p16x.w1.fw.pf.gs.xs", "p16x.w1.fw.pf.gs.xs.wc", "p8x.w2.fw.pf.gs"):
         progs.append(_twin(by_name[f"bwd.twosum.{base}"], "fl", "contiguous heads addressed as flat rows (no per-row "
                            "division)", forms=("heads_contiguous",), heads_rows="flat"))
-    # `.ur` (session 21): the `.gs` reduce's tiles over the P partial rows unrolled (the grid's P is
-    # known when the kernel is built), so that their loads can be in flight together instead of one L2
-    # round trip after another; the same tiles in the same order, so dx and dw are bit for bit the
-    # base's. ncu on an H100 (132 SMs, as the H200) of H 512 T 4096: the `.gs` kernel takes 14.2 us
-    # where its two-launch twin's rows kernel alone takes 8.8. Only where the unrolled tiles fit beside
-    # the programs per SM (compile_check): 4 and 2 programs per SM, 5 and 2-5 tiles on 132 SMs.
-    # (Polling the barrier's generation with volatile loads instead of atomics was slower on the H100,
-    # +0.6-0.8 us at H 512 T 4096, and is not kept.)
+    # `.ur` and `.rw` (session 21): the `.gs` barrier and reduce rebuilt. A phase probe on an H100 (132
+    # SMs, as the H200; scripts/device/gs_phase_probe.py) of p4x.r4.w2 at H 512 T 4096: of its ~14 us,
+    # the barrier takes 1.5-2.6 and the reduce 2.8-3.6 after the rows. `.ur`: the reduce's tiles over
+    # the P partial rows unrolled (the grid's P is known when the kernel is built), so that their loads
+    # can be in flight together; the same tiles in the same order, so dx and dw are bit for bit the
+    # base's (0.1-0.5 us faster on the H100 at H 512 T 4096-65536; p2x.w4 gained nothing and has none).
+    # `.rw`: only the programs that sum a column block wait at the barrier (H / RED_C of them: 128 of
+    # 528 at H 512, 64 of 2112 for the heads); the others arrive and exit, so far fewer atomic polls of
+    # the generation queue ahead of the arrivals that release it. (Polling with volatile loads instead
+    # of atomics was 0.6-0.8 us slower on the H100 and is not kept.)
     by_name = {p.name: p for p in progs}
-    for base in ("p4x.r4.w2.fw.pf.gs.xs", "p4x.r4.w2.fw.pf.gs.xs.wc", "p2x.w4.fw.pf.gs.xs", "p2x.w4.fw.pf.gs.xs.wc"):
-        progs.append(_twin(by_name[f"bwd.twosum.{base}"], "ur", "the partials' reduce tiles unrolled", reduce_tiles="unrolled"))
+    for base, suffix, options in (
+            ("p4x.r4.w2.fw.pf.gs.xs", "ur", dict(reduce_tiles="unrolled")),
+            ("p4x.r4.w2.fw.pf.gs.xs.wc", "ur", dict(reduce_tiles="unrolled")),
+            ("p4x.r4.w2.fw.pf.gs.xs", "ur.rw", dict(reduce_tiles="unrolled", barrier_wait="reducers")),
+            ("p4x.r4.w2.fw.pf.gs.xs.wc", "ur.rw", dict(reduce_tiles="unrolled", barrier_wait="reducers")),
+            ("p16x.w1.fw.pf.gs.xs.fl", "rw", dict(barrier_wait="reducers")),
+            ("p16x.w1.fw.pf.gs.xs.wc.fl", "rw", dict(barrier_wait="reducers")),
+            ("p2x.w4.fw.pf.gs.xs", "rw", dict(barrier_wait="reducers"))):
+        what = " and ".join(w for w, on in (("the partials' reduce tiles unrolled", "reduce_tiles" in options),
+                                            ("only the reducing programs waiting at the barrier", "barrier_wait" in options)) if on)
+        progs.append(_twin(by_name[f"bwd.twosum.{base}"], suffix, what, **options))
     return progs
 
 

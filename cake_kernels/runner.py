@@ -470,27 +470,28 @@ def _launch_grid_sync(program: Program, P: int, H: int, warps: int, meta: dict, 
 
 
 def grid_sync_v2(program: Program) -> bool:
-    """Whether a `.gs` program takes the reduce option (`.ur`): it is then built from
-    `rmsnorm_bwd_grid_sync_v2_kernel`, and `rmsnorm_bwd_grid_sync_kernel` stays as shipped."""
-    return program.launch.reduce == "grid_sync" and program.launch.reduce_tiles != "looped"
+    """Whether a `.gs` program takes the reduce or barrier option (`.ur`, `.rw`): it is then built
+    from `rmsnorm_bwd_grid_sync_v2_kernel`, and `rmsnorm_bwd_grid_sync_kernel` stays as shipped."""
+    lp = program.launch
+    return lp.reduce == "grid_sync" and (lp.reduce_tiles != "looped" or lp.barrier_wait != "all")
 
 
 def grid_sync_v2_constexprs(program: Program, H: int, warps: int, sms: int) -> dict:
-    """`grid_sync_constexprs` and a `.ur` program's RED_TILES: the unrolled tiles that cover the full
-    grid's partial rows."""
+    """`grid_sync_constexprs` and the options of a `.ur` / `.rw` program: RED_TILES, the unrolled
+    tiles that cover the full grid's partial rows (0: looped), and REDUCERS_WAIT."""
     max_tiles = 8  # more would hold too many FP64 values per thread at once (a literal: see fingerprint._host_sources)
     meta = grid_sync_constexprs(program, H, warps, sms)
     P = max(program.launch.programs_per_sm, 1) * sms
-    tiles = -(-P // meta["RED_P"])
+    tiles = -(-P // meta["RED_P"]) if program.launch.reduce_tiles == "unrolled" else 0
     if tiles > max_tiles:
         raise ValueError(f"program {program.name!r}: {P} partial rows at H={H} take {tiles} unrolled reduce tiles of "
                          f"{meta['RED_P']} on a GPU of {sms} SMs; accepted: at most {max_tiles} "
                          f"(run {program.name.rsplit('.ur', 1)[0]!r} instead)")
-    return {**meta, "RED_TILES": tiles}
+    return {**meta, "RED_TILES": tiles, "REDUCERS_WAIT": program.launch.barrier_wait == "reducers"}
 
 
 def _launch_grid_sync_v2(program: Program, P: int, H: int, warps: int, meta: dict, args: tuple, sms: int) -> None:
-    """`_launch_grid_sync` for the `.ur` programs (programs/backward.py
+    """`_launch_grid_sync` for the `.ur` / `.rw` programs (programs/backward.py
     `rmsnorm_bwd_grid_sync_v2_kernel`): the same cooperative launch, and the same two launches in
     the CPU interpreter."""
     from cake_kernels.programs import backward as bk

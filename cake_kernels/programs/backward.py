@@ -754,12 +754,14 @@ def rmsnorm_bwd_grid_sync_v2_kernel(
     HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
     FOLD_WS: tl.constexpr, PREFETCH: tl.constexpr, BLOCK_B: tl.constexpr,
     SPLIT_RSTD: tl.constexpr, PHASE: tl.constexpr, RED_P: tl.constexpr, RED_C: tl.constexpr,
-    RED_TILES: tl.constexpr,
+    RED_TILES: tl.constexpr, REDUCERS_WAIT: tl.constexpr,
 ):
-    """`rmsnorm_bwd_grid_sync_kernel` with the partials summed in RED_TILES unrolled tiles
-    (`reduce_columns_unrolled`; the `.ur` programs). That kernel is left as it is, so the shipped
-    `.gs` builds keep their fingerprints. The rows, the partials and the tiles' order are the base's,
-    so dx and dw are bit for bit its. PHASE as there (0: the cooperative launch; 1 and 2: the
+    """`rmsnorm_bwd_grid_sync_kernel` with two options (that kernel is left as it is, so the shipped
+    `.gs` builds keep their fingerprints): RED_TILES > 0 sums the partials in that many unrolled tiles
+    (`reduce_columns_unrolled`; the `.ur` programs), and REDUCERS_WAIT lets the programs that sum no
+    column block arrive at the barrier and exit (`grid_barrier_reducers`; `.rw`). The rows, the
+    partials and the tiles' order are the base's, so dx and dw are bit for bit its. PHASE as there
+    (0: the cooperative launch; 1 and 2: the
     interpreter's two halves), and for the device probes (scripts/device/gs_phase_probe.py) 3: the
     rows and the barrier without the reduce, 4: the barrier alone."""
     if PHASE == 0 or PHASE == 1 or PHASE == 3:
@@ -774,9 +776,37 @@ def rmsnorm_bwd_grid_sync_v2_kernel(
                 BLOCK_H=BLOCK_H, ROWS=ROWS, MODE=MODE, FOLD=FOLD, HAS_GRES=HAS_GRES, SINGLE=False, EXACT=EXACT,
                 RED_BLOCK=RED_BLOCK, FOLD_WS=FOLD_WS, PREFETCH=PREFETCH, BLOCK_B=BLOCK_B)
     if PHASE == 0 or PHASE == 3 or PHASE == 4:
-        grid_barrier(COUNTER)
+        if REDUCERS_WAIT:
+            grid_barrier_reducers(COUNTER, tl.program_id(0) < tl.cdiv(H, RED_C))
+        else:
+            grid_barrier(COUNTER)
     if PHASE == 0 or PHASE == 2:
-        reduce_columns_unrolled(WS, DW, n_partials, H, RED_P, RED_C, RED_TILES)
+        if RED_TILES > 0:
+            reduce_columns_unrolled(WS, DW, n_partials, H, RED_P, RED_C, RED_TILES)
+        else:
+            reduce_columns_strided(WS, DW, n_partials, H, RED_P, RED_C)
+
+
+@triton.jit
+def grid_barrier_reducers(COUNTER, wait):
+    """`grid_barrier` where only the programs with `wait` (those that sum a column block afterwards)
+    wait for the last arrival; the others arrive (their partials released to the waiters) and go on,
+    to exit. Every poll of the generation is an atomic on one word, queued in the L2 with the
+    arrivals that release the grid: H / RED_C waiters poll instead of the whole grid. The last to
+    arrive, waiter or not, resets the count and advances the generation, as there."""
+    tl.debug_barrier()
+    gen = 0
+    if wait:
+        gen = tl.atomic_add(COUNTER + 1, 0, sem="acquire")
+    arrived = tl.atomic_add(COUNTER, 1, sem="acq_rel")
+    if arrived == tl.num_programs(0) - 1:
+        tl.atomic_xchg(COUNTER, 0, sem="relaxed")
+        tl.atomic_add(COUNTER + 1, 1, sem="release")
+    elif wait:
+        cur = gen
+        while cur == gen:
+            cur = tl.atomic_add(COUNTER + 1, 0, sem="acquire")
+    tl.debug_barrier()
 
 
 @triton.jit

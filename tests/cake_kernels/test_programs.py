@@ -745,20 +745,24 @@ def test_grid_sync_workspace_holds_the_barrier_words():
 
 
 def _grid_sync_base(name: str) -> str:
-    """The `.gs` program a `.ur` program is a twin of."""
-    return name.removesuffix(".ur")
+    """The `.gs` program a `.ur` / `.rw` program is a twin of."""
+    return name.removesuffix(".rw").removesuffix(".ur")
 
 
 @pytest.mark.parametrize("name", GRID_SYNC_V2_PROGRAMS)
-def test_grid_sync_unrolled_reduce_programs_are_bitwise_their_base(name, monkeypatch):
-    """`.ur` (the reduce's tiles unrolled) changes when the partials' loads are issued, not what is
-    summed in which order: dx and dw are bit for bit the `.gs` base's. The unrolled tiles cover the
-    full grid's rows while a small T runs fewer programs, whose masked tiles must add nothing. 3 SMs:
-    several programs, and tiles of few rows."""
+def test_grid_sync_reduce_and_barrier_options_are_bitwise_their_base(name, monkeypatch):
+    """`.ur` (the reduce's tiles unrolled) and `.rw` (only the reducing programs wait) change when
+    the partials' loads are issued and who waits, not what is summed in which order: dx and dw are
+    bit for bit the `.gs` base's. The unrolled tiles cover the full grid's rows while a small T runs
+    fewer programs, whose masked tiles must add nothing. 3 SMs: several programs, and tiles of few
+    rows. (The interpreter runs the barrier's two sides as two launches: the waiting itself runs on the
+    GPU, test_grid_sync_program_on_the_gpu_in_a_cuda_graph.)"""
     prog, base = registry.get(name), registry.get(_grid_sync_base(name))
-    assert prog.launch == replace(base.launch, reduce_tiles="unrolled") and prog.fallback == base.fallback
+    assert prog.launch == replace(base.launch, reduce_tiles=prog.launch.reduce_tiles, barrier_wait=prog.launch.barrier_wait)
+    assert prog.fallback == base.fallback and prog.launch != base.launch
     monkeypatch.setattr(runner, "sm_count", lambda device: 3)
-    assert runner.grid_sync_v2_constexprs(prog, 256, runner.backward_launch_meta(prog, 256, False)[1], 3)["RED_TILES"] >= 1
+    meta = runner.grid_sync_v2_constexprs(prog, 256, runner.backward_launch_meta(prog, 256, False)[1], 3)
+    assert (meta["RED_TILES"] >= 1) == name.endswith((".ur", ".ur.rw")) and meta["REDUCERS_WAIT"] == name.endswith(".rw")
     w = prog.w_dtypes[-1]
     form = prog.forms[-1]
     for T in (1, 70):
@@ -789,11 +793,14 @@ def test_grid_sync_unrolled_reduce_is_bounded_and_exact():
         runner.grid_sync_v2_constexprs(prog, 512, 2, 2 * 132)
 
 
-def test_unrolled_reduce_tiles_need_the_grid_barrier():
+def test_grid_sync_options_need_the_grid_barrier():
     with pytest.raises(ValueError, match="reduce_tiles: 'wide' is not one of"):
         registry.LaunchPolicy("persistent", reduce="grid_sync", reduce_tiles="wide")
-    with pytest.raises(ValueError, match=r"reduce_tiles: unrolled tiles are an option of .*reduce='grid_sync'"):
-        registry.LaunchPolicy("persistent", reduce="wide", reduce_tiles="unrolled")
+    with pytest.raises(ValueError, match="barrier_wait: 'some' is not one of"):
+        registry.LaunchPolicy("persistent", reduce="grid_sync", barrier_wait="some")
+    for option in (dict(reduce_tiles="unrolled"), dict(barrier_wait="reducers")):
+        with pytest.raises(ValueError, match=r"reduce_tiles / barrier_wait: options of .*reduce='grid_sync'"):
+            registry.LaunchPolicy("persistent", reduce="wide", **option)
 
 
 def test_grid_sync_programs_fall_back_to_their_two_launch_twin():
@@ -801,7 +808,7 @@ def test_grid_sync_programs_fall_back_to_their_two_launch_twin():
         prog = registry.get(name)
         fb = registry.get(prog.fallback)
         assert fb.family == "twosum_pair" and fb.launch == replace(
-            prog.launch, reduce="wide", heads_rows=fb.launch.heads_rows, reduce_tiles="looped"), name
+            prog.launch, reduce="wide", heads_rows=fb.launch.heads_rows, reduce_tiles="looped", barrier_wait="all"), name
         assert set(prog.forms) <= set(fb.forms) and set(prog.w_dtypes) <= set(fb.w_dtypes) and fb.H_max >= prog.H_max, name
 
 
@@ -864,11 +871,12 @@ def test_grid_sync_refused_by_the_driver_on_the_gpu_falls_back(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["bwd.twosum.p4x.r4.w2.fw.pf.gs.xs", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur"])
+@pytest.mark.parametrize("name", ["bwd.twosum.p4x.r4.w2.fw.pf.gs.xs", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur",
+                                  "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur.rw"])
 def test_grid_sync_program_on_the_gpu_in_a_cuda_graph(name):
     """On the GPU a `.gs` program is one cooperative launch with the barrier: the same dx as its
-    two-launch twin, dw equal up to summation order (and for the `.ur` option, bit for bit the `.gs`
-    base's), the barrier's count back at 0 and its generation
+    two-launch twin, dw equal up to summation order (and for the `.ur` / `.rw` options, bit for bit
+    the `.gs` base's), the barrier's count back at 0 and its generation
     advanced once per launch, and the launch captured into a CUDA graph and replayed."""
     dev = torch.device("cuda")
     prog = registry.get(name)
