@@ -660,8 +660,10 @@ def _catalog() -> list[Program]:
     # base's (0.1-0.5 us faster on the H100 at H 512 T 4096-65536; p2x.w4 gained nothing and has none).
     # `.rw`: only the programs that sum a column block wait at the barrier (H / RED_C of them: 128 of
     # 528 at H 512, 64 of 2112 for the heads); the others arrive and exit, so far fewer atomic polls of
-    # the generation queue ahead of the arrivals that release it. (Polling with volatile loads instead
-    # of atomics was 0.6-0.8 us slower on the H100 and is not kept.)
+    # the generation queue ahead of the arrivals that release it. On the H100, side by side in the
+    # harness: H 512 T 4096 14.38 -> 13.57 us with `.ur` (torch.compile 13.86), contiguous heads T 4096
+    # 37.3 -> 31.3; p2x.w4 at H 4096 (264 programs, 256 waiting) gained nothing and has none. (Polling
+    # with volatile loads instead of atomics was 0.6-0.8 us slower there and is not kept.)
     by_name = {p.name: p for p in progs}
     for base, suffix, options in (
             ("p4x.r4.w2.fw.pf.gs.xs", "ur", dict(reduce_tiles="unrolled")),
@@ -670,7 +672,8 @@ def _catalog() -> list[Program]:
             ("p4x.r4.w2.fw.pf.gs.xs.wc", "ur.rw", dict(reduce_tiles="unrolled", barrier_wait="reducers")),
             ("p16x.w1.fw.pf.gs.xs.fl", "rw", dict(barrier_wait="reducers")),
             ("p16x.w1.fw.pf.gs.xs.wc.fl", "rw", dict(barrier_wait="reducers")),
-            ("p2x.w4.fw.pf.gs.xs", "rw", dict(barrier_wait="reducers"))):
+            ("p8x.w2.fw.pf.gs.fl", "rw", dict(barrier_wait="reducers")),
+            ("p8x.w2.fw.pf.gs", "rw", dict(barrier_wait="reducers"))):
         what = " and ".join(w for w, on in (("the partials' reduce tiles unrolled", "reduce_tiles" in options),
                                             ("only the reducing programs waiting at the barrier", "barrier_wait" in options)) if on)
         progs.append(_twin(by_name[f"bwd.twosum.{base}"], suffix, what, **options))
