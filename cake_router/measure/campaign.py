@@ -172,7 +172,10 @@ def provenance(run_id: str, arch: str, gpu_name: str, sm_count: int) -> dict:
     from cake_router import __version__
 
     try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5).stdout.strip()
+        # `-dirty` when tracked files differ from the commit: a copy of a working tree (the device
+        # tool's) can carry a .git whose HEAD is older than the code that ran.
+        sha = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True, text=True,
+                             timeout=5).stdout.strip()
     except Exception:
         sha = ""
     rec = {"schema": "cake-evidence/1", "kind": "run", "run_id": run_id, "source": "measured", "arch": arch,

@@ -310,3 +310,21 @@ def test_steps_run_the_routed_forward_and_routed_selection_follows_the_table():
     assert campaign.unit_programs({**doc, "routed_only": False}, other) == doc["programs"]
     # No table for an arch: the runtime's fallback, as dispatch would run.
     assert campaign.step_forward("routed", "sm_75", 512, "plain", "bf16", 1) == dispatch.FALLBACK["fwd"]
+
+
+def test_provenance_marks_a_tree_that_differs_from_its_commit(tmp_path, monkeypatch):
+    """The run record's git_sha is the commit, with `-dirty` where tracked files were changed after
+    it (a copied working tree whose .git is older than the code that ran is then visible)."""
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "a.py"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "commit", "-qm", "a"], check=True)
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "--short=7", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    monkeypatch.chdir(tmp_path)
+    assert campaign.provenance("r", "sm_90a", "gpu", 1)["git_sha"] == head
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert campaign.provenance("r", "sm_90a", "gpu", 1)["git_sha"] == f"{head}-dirty"
