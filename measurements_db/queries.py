@@ -57,13 +57,25 @@ def _step_fwd(row) -> str | None:
     return (row[11] or {}).get("step_fwd")
 
 
-def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvidence]:
-    """Aggregates of every workload of ``arch`` (equal to `aggregates.aggregate_records`)."""
+def measured_gpus(store: Store, arch: str) -> dict[str, int]:
+    """GPU model -> number of measured runs of ``arch`` (published runs not counted)."""
+    rt = Run.__table__
+    with store.read() as conn:
+        rows = conn.execute(select(rt.c.gpu, func.count()).where(rt.c.arch == arch, rt.c.source == "measured")
+                            .group_by(rt.c.gpu)).all()
+    return {g: int(n) for g, n in rows}
+
+
+def workload_evidence(store: Store, arch: str, gpu: str | None = None) -> dict[WorkloadKey, WorkloadEvidence]:
+    """Aggregates of every workload of ``arch`` (equal to `aggregates.aggregate_records`); with
+    ``gpu``, of the runs on that GPU model only (see `cake_router.commands.solve_cmd.pick_gpu`)."""
     wt, tt, rt = Workload.__table__, TimingBlock.__table__, Run.__table__
     with store.read() as conn:
-        run_rows = conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source, rt.c.started)).all()
-        runs = {pk: (run_id, source) for pk, run_id, source, _ in run_rows}
-        started = {pk: st for pk, _, _, st in run_rows}
+        run_rows = conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source, rt.c.started, rt.c.gpu)).all()
+        if gpu is not None:
+            run_rows = [r for r in run_rows if r[4] == gpu]
+        runs = {pk: (run_id, source) for pk, run_id, source, _, _ in run_rows}
+        started = {pk: st for pk, _, _, st, _ in run_rows}
         wls = {i: WorkloadKey(a, h, x, w, f) for i, a, h, x, w, f in conn.execute(
             select(wt.c.id, wt.c.arch, wt.c.h, wt.c.x_dtype, wt.c.w_dtype, wt.c.form).where(wt.c.arch == arch))}
         if not wls:
@@ -79,6 +91,9 @@ def workload_evidence(store: Store, arch: str) -> dict[WorkloadKey, WorkloadEvid
             st.c.workload_id, st.c.program, st.c.t, st.c.family, st.c.run_pk, st.c.inputs, st.c.worst, st.c.median,
             st.c.eager_worst, st.c.eager_median, st.c.verdict, st.c.qualified_by_source,
         ).where(st.c.workload_id.in_(ids))).all()
+    if gpu is not None:  # the other GPU models' rows (a run's rows are few in number next to its samples)
+        trows = [r for r in trows if r[4] in runs]
+        arows = [r for r in arows if r[4] in runs]
 
     out: dict[WorkloadKey, WorkloadEvidence] = {}
 

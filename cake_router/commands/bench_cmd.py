@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from cake_router.cli import CliError
-from cake_router.commands.common import ARCH_HELP, add_db_option, add_json_option, console, print_json
+from cake_router.commands.common import ARCH_HELP, add_db_option, add_gpu_option, add_json_option, console, print_json
 
 EXAMPLES = """examples:
   # after `measure` on the GPU node and `import`: the table and the targets, Markdown + JSON
@@ -23,6 +23,7 @@ def register(sub) -> None:
     p = sub.add_parser("bench", help="compare the routed programs with the peers (table + targets, from the store)",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--arch", required=True, help=ARCH_HELP)
+    add_gpu_option(p)
     p.add_argument("--table", default=None, help="route table file (default: the shipped table of the arch)")
     p.add_argument("--copy-TBps", type=float, default=None, help="device copy bandwidth (read+write, TB/s); default: the lowest `copy_TBps` the runs recorded")
     p.add_argument("--out-dir", default="bench/results", help="where <arch>-bench.md and .json go")
@@ -41,7 +42,8 @@ def cmd_bench(args) -> int:
     from cake_router.policy import Policy
     from cake_router.tables import load_any_table
     from measurements_db.engine import open_store
-    from measurements_db.queries import arches, runs, workload_evidence
+    from cake_router.commands.solve_cmd import pick_gpu
+    from measurements_db.queries import arches, measured_gpus, runs, workload_evidence
 
     try:
         table = load_table(args.table) if args.table else load_any_table(args.arch)
@@ -74,8 +76,9 @@ def cmd_bench(args) -> int:
             raise CliError(f"--bounds {bounds_path}: not JSON ({exc})") from None
         except bench.BoundsError as exc:
             raise CliError(f"--bounds {exc}") from None
-    ev = workload_evidence(store, args.arch)
-    run_list = runs(store, args.arch)
+    gpu = pick_gpu(args.arch, measured_gpus(store, args.arch), args.gpu)
+    ev = workload_evidence(store, args.arch, gpu)
+    run_list = [r for r in runs(store, args.arch) if gpu is None or r.get("gpu") == gpu]
     copy_TBps = args.copy_TBps
     if copy_TBps is None:
         # Sessions record the copy bandwidth they measured (`copy_TBps` in the run record): the

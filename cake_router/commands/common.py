@@ -12,6 +12,12 @@ from rich.console import Console
 ARCH_HELP = "GPU arch of the route key, e.g. sm_90a (H100/H200), sm_100a (B200), sm_103a (GB300), sm_107a (R200)"
 
 
+def add_gpu_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--gpu", metavar="NAME", default=None,
+                   help="use the runs on this GPU model only (the run records' `gpu`, e.g. 'NVIDIA H200'); "
+                        "needed where an arch's evidence was measured on more than one")
+
+
 def add_db_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db", metavar="URL", default=None,

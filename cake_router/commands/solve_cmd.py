@@ -10,7 +10,7 @@ from typing import Mapping
 
 from rich.table import Table
 
-from cake_router.commands.common import ARCH_HELP, add_db_option, add_json_option, console, print_json
+from cake_router.commands.common import ARCH_HELP, add_db_option, add_gpu_option, add_json_option, console, print_json
 
 def _cli_error(msg: str) -> Exception:
     from cake_router.cli import CliError
@@ -35,13 +35,44 @@ def read_evidence_files(paths: list[str]) -> list[dict]:
     return records
 
 
+def pick_gpu(arch: str, counts: dict[str, int], wanted: str | None) -> str | None:
+    """The GPU model whose runs a route table of ``arch`` is solved from (None: every run, there being
+    one model or none). The route key's arch is shared by cards whose timings differ (sm_90a: H100
+    and H200, 3.0 against 4.2 TB/s of copy bandwidth), so measured runs of two models are never pooled
+    silently: --gpu picks one. ``counts``: GPU model -> measured runs of the arch."""
+    if wanted is not None:
+        if wanted not in counts:
+            have = ", ".join(f"{g!r}" for g in sorted(counts)) or "none"
+            raise _cli_error(f"--gpu {wanted!r}: no measured run of {arch} on it; accepted: {have}")
+        return wanted
+    if len(counts) > 1:
+        have = "; ".join(f"{g!r} ({n} runs)" for g, n in sorted(counts.items()))
+        raise _cli_error(f"the evidence of {arch} was measured on {len(counts)} GPU models: {have}. A route table "
+                         f"is solved from one: pass --gpu with one of them")
+    return None
+
+
 def load_workloads(args: argparse.Namespace, arch: str | None) -> dict[str, list]:
-    """arch -> WorkloadEvidence list, from --evidence files or the store (all arches when arch is None)."""
+    """arch -> WorkloadEvidence list, from --evidence files or the store (all arches when arch is None),
+    of one GPU model per arch (`pick_gpu`: --gpu, refused where two models were measured)."""
     from measurements_db.aggregates import aggregate_records
 
+    wanted_gpu = getattr(args, "gpu", None)
     if getattr(args, "evidence", None):
+        records = read_evidence_files(args.evidence)
+        counts_by_arch: dict[str, dict[str, int]] = {}
+        for r in records:
+            if r.get("kind") == "run" and r.get("source") == "measured":
+                counts = counts_by_arch.setdefault(r["arch"], {})
+                counts[r["gpu"]] = counts.get(r["gpu"], 0) + 1
+        drop: set[str] = set()  # runs of another GPU model than the one picked for their arch
+        for a in ([arch] if arch is not None else sorted(counts_by_arch)):
+            gpu = pick_gpu(a, counts_by_arch.get(a, {}), wanted_gpu)
+            if gpu is not None:
+                drop |= {r["run_id"] for r in records if r.get("kind") == "run" and r["arch"] == a and r["gpu"] != gpu}
+        records = [r for r in records if r.get("run_id") not in drop]  # program records have no run_id
         by_arch: dict[str, list] = {}
-        for wk, ev in sorted(aggregate_records(read_evidence_files(args.evidence)).items()):
+        for wk, ev in sorted(aggregate_records(records).items()):
             by_arch.setdefault(wk.arch, []).append(ev)
         arches = sorted(by_arch)
         if arch is not None and arch not in by_arch:
@@ -62,7 +93,7 @@ def load_workloads(args: argparse.Namespace, arch: str | None) -> dict[str, list
         wanted = [arch] if arch is not None else known
         out = {}
         for a in wanted:
-            evs = queries.workload_evidence(store, a)
+            evs = queries.workload_evidence(store, a, pick_gpu(a, queries.measured_gpus(store, a), wanted_gpu))
             evs = list(evs.values()) if isinstance(evs, Mapping) else list(evs)
             if not evs:
                 if arch is not None:
@@ -119,6 +150,7 @@ def _solve(args, arch: str):
 def _add_evidence_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--evidence", metavar="FILE", nargs="+", default=None,
                    help="read cake-evidence/1 JSONL files (.jsonl or .jsonl.gz) instead of the store")
+    add_gpu_option(p)
 
 
 # ---- solve ---------------------------------------------------------------------------------

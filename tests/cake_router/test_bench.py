@@ -101,6 +101,34 @@ def test_bench_cli_takes_copy_bandwidth_from_the_runs(tmp_path, capsys):
     assert abs(row["copy_fraction"] - nbytes / 100e-6 / 1e12 / 4.0) < 1e-9
 
 
+def test_bench_cli_compares_one_gpu_model_and_takes_its_copy_bandwidth(tmp_path, capsys):
+    """An H100 run beside the H200's (same arch): refused without --gpu, both models named; with
+    --gpu the comparison, its copy bandwidth and its run list are that card's alone."""
+    import json
+
+    from cake_router.cli import main
+
+    h100 = dict(RUN, run_id="r9", gpu="NVIDIA H100 80GB HBM3", copy_TBps=3.0)
+    recs = [dict(RUN, copy_TBps=4.2), h100, prog("bwd.pair.p2x.w8", "pair")]
+    recs += [timing("bwd.pair.p2x.w8", "bwd", 65536, 100.0), dict(timing("bwd.pair.p2x.w8", "bwd", 65536, 140.0), run_id="r9")]
+    ev = tmp_path / "ev.jsonl"
+    ev.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    db = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    assert main(["import", str(ev), "--db", db]) == 0
+    table(tmp_path, "bwd.pair.p2x.w8")
+    args = ["bench", "--arch", "sm_90a", "--db", db, "--table", str(tmp_path / "t.json"), "--out-dir", str(tmp_path / "out"), "--json"]
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "2 GPU models" in err and "NVIDIA H100 80GB HBM3" in err and "--gpu" in err
+    assert not (tmp_path / "out").exists()
+    assert main(args + ["--gpu", "NVIDIA H200"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["meta"]["copy_TBps"] == 4.2 and [r["gpu"] for r in out["meta"]["runs"]] == ["NVIDIA H200"]
+    (row,) = out["rows"]
+    assert abs(row["copy_fraction"] - (6 * 65536 * 1024 + 4 * 65536) / 100e-6 / 1e12 / 4.2) < 1e-9
+
+
 def test_peer_table_compares_each_peer_with_the_best_in_budget_program():
     recs = [RUN, prog("bwd.pair.p2x.w8", "pair"), prog("bwd.twosum.p1x.w8", "twosum"), prog("peer.fast", "peer"),
             prog("peer.missing", "peer")]

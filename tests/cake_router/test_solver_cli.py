@@ -174,3 +174,60 @@ def test_solve_from_a_sqlite_store_equals_solve_from_files(tmp_path, capsys):
     assert a.read_bytes() == b.read_bytes()
     rc, _, err = run(capsys, "solve", "--arch", "sm_100a", "--db", url, "--out", str(tmp_path / "c.json"))
     assert rc == 2 and "sm_90a" in err and not (tmp_path / "c.json").exists()
+
+
+def _other_gpu_copy(src, dst, gpu="NVIDIA H100 80GB HBM3", scale=None) -> str:
+    """The runs of `src` as if measured on another GPU model: new run ids, the pair family 3x faster
+    there (so that pooling both cards' samples would move the table)."""
+    out = []
+    for line in open(src):
+        r = json.loads(line)
+        if "run_id" in r:
+            r["run_id"] = "h100-" + r["run_id"]
+        if r.get("kind") == "run":
+            r["gpu"] = gpu
+        if r.get("kind") == "timing" and r["program"] == "bwd.pair":
+            r["samples_us"] = [v / 3 for v in r["samples_us"]]
+        out.append(json.dumps(r))
+    dst.write_text("\n".join(out) + "\n")
+    return str(dst)
+
+
+def test_runs_of_two_gpu_models_are_never_pooled(tmp_path, capsys):
+    """An arch is the route key of cards whose timings differ (sm_90a: H100 and H200). Evidence of one
+    arch measured on two GPU models is refused with both named, unless --gpu picks one; the table
+    solved with --gpu is the table of that card's evidence alone, from files and from a store alike."""
+    from measurements_db.engine import open_store
+    from measurements_db.evidence_io import import_evidence
+
+    h200 = write_evidence(tmp_path / "h200.jsonl")
+    h100 = _other_gpu_copy(h200, tmp_path / "h100.jsonl")
+    alone, picked, out = tmp_path / "alone.json", tmp_path / "picked.json", tmp_path / "out.json"
+    assert run(capsys, "solve", "--arch", ARCH, "--evidence", h200, "--out", str(alone), "--incumbent", "none")[0] == 0
+    rc, _, err = run(capsys, "solve", "--arch", ARCH, "--evidence", h200, h100, "--out", str(out), "--incumbent", "none")
+    assert rc == 2 and not out.exists()
+    assert "2 GPU models" in err and "'NVIDIA H100 80GB HBM3' (1 runs)" in err and "'NVIDIA H200'" in err and "--gpu" in err
+    assert run(capsys, "solve", "--arch", ARCH, "--evidence", h200, h100, "--gpu", "NVIDIA H200", "--out", str(picked),
+               "--incumbent", "none")[0] == 0
+    assert picked.read_bytes() == alone.read_bytes()
+    rc, _, err = run(capsys, "solve", "--arch", ARCH, "--evidence", h200, h100, "--gpu", "NVIDIA B200", "--out", str(out))
+    assert rc == 2 and "--gpu 'NVIDIA B200'" in err and "accepted: 'NVIDIA H100 80GB HBM3', 'NVIDIA H200'" in err
+    # the H100's own table differs: the pair family wins more of T there
+    h100_table = tmp_path / "h100.json"
+    assert run(capsys, "solve", "--arch", ARCH, "--evidence", h200, h100, "--gpu", "NVIDIA H100 80GB HBM3",
+               "--out", str(h100_table), "--incumbent", "none")[0] == 0
+    assert h100_table.read_bytes() != alone.read_bytes()
+
+    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    store = open_store(url)
+    try:
+        import_evidence(store, h200)
+        import_evidence(store, h100)
+    finally:
+        store.close()
+    rc, _, err = run(capsys, "solve", "--arch", ARCH, "--db", url, "--out", str(out), "--incumbent", "none")
+    assert rc == 2 and "2 GPU models" in err and not out.exists()
+    from_store = tmp_path / "store.json"
+    assert run(capsys, "solve", "--arch", ARCH, "--db", url, "--gpu", "NVIDIA H200", "--out", str(from_store),
+               "--incumbent", "none")[0] == 0
+    assert from_store.read_bytes() == alone.read_bytes()
