@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from cake_kernels import registry
+from cake_kernels import registry, runner
 
 
 def _check(*args: str) -> list[dict]:
@@ -92,7 +92,9 @@ def test_grid_sync_programs_fit_their_whole_grid_at_every_supported_key():
     for residual in (False, True):
         rows = _check("--H", "512,2048,4096", "--w-dtypes", "fp32,bf16", "--programs", names, *(["--residual"] if residual else []))
         assert rows and not [r for r in rows if r["error"]]
-        assert {r["kernel"] for r in rows} == {"rmsnorm_bwd_grid_sync_kernel"}  # one launch
+        for r in rows:  # one launch: the `.gs` kernel, or with the `.ur` / `.rw` options its v2 build
+            v2 = runner.grid_sync_v2(registry.get(r["program"]))
+            assert r["kernel"] == ("rmsnorm_bwd_grid_sync_v2_kernel" if v2 else "rmsnorm_bwd_grid_sync_kernel"), r
         short = [(r["program"], r["H"], r["w_dtype"], residual) for r in rows if r["resident_per_sm"] < r["programs_per_sm"]]
         assert not short
 
