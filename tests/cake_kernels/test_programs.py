@@ -61,6 +61,14 @@ def test_registry_contract():
         lp = p.launch
         assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
         parts = p.name.split(".")
+        # `.ur` / `.rw` twins (the grid barrier's reduce and wait options) are their `.gs` base's name
+        # plus `.ur`, `.rw` or `.ur.rw`, the last parts
+        assert (lp.barrier_wait == "reducers") == (parts[-1] == "rw"), p.name
+        if lp.barrier_wait == "reducers":
+            parts = parts[:-1]
+        assert (lp.reduce_tiles == "unrolled") == (parts[-1] == "ur"), p.name
+        if lp.reduce_tiles == "unrolled":
+            parts = parts[:-1]
         # `.gp` twins (GRES prefetch) are their base's name plus `.gp`, the last part
         assert (lp.gres_load == "prefetched") == (parts[-1] == "gp"), p.name
         if lp.gres_load == "prefetched":
