@@ -85,15 +85,12 @@ def workload_evidence(store: Store, arch: str, gpu: str | None = None) -> dict[W
         trows = conn.execute(select(
             tt.c.workload_id, tt.c.program, tt.c.op, tt.c.t, tt.c.run_pk, tt.c.session, tt.c.copy, tt.c.timer,
             tt.c.samples, tt.c.median_us, tt.c.n, tt.c.extra,
-        ).where(tt.c.workload_id.in_(ids))).all()
+        ).where(tt.c.workload_id.in_(ids), *([tt.c.run_pk.in_(list(runs))] if gpu is not None else []))).all()
         st = AccuracySummary.__table__
         arows = conn.execute(select(
             st.c.workload_id, st.c.program, st.c.t, st.c.family, st.c.run_pk, st.c.inputs, st.c.worst, st.c.median,
             st.c.eager_worst, st.c.eager_median, st.c.verdict, st.c.qualified_by_source,
-        ).where(st.c.workload_id.in_(ids))).all()
-    if gpu is not None:  # the other GPU models' rows (a run's rows are few in number next to its samples)
-        trows = [r for r in trows if r[4] in runs]
-        arows = [r for r in arows if r[4] in runs]
+        ).where(st.c.workload_id.in_(ids), *([st.c.run_pk.in_(list(runs))] if gpu is not None else []))).all()
 
     out: dict[WorkloadKey, WorkloadEvidence] = {}
 
