@@ -122,8 +122,8 @@ class LaunchPolicy:
     barrier_wait: str = "all"
 
     def __post_init__(self) -> None:
-        if self.reduce_tiles not in ("looped", "unrolled"):
-            raise ValueError(f"reduce_tiles: {self.reduce_tiles!r} is not one of ('looped', 'unrolled')")
+        if self.reduce_tiles not in ("looped", "unrolled", "flat"):
+            raise ValueError(f"reduce_tiles: {self.reduce_tiles!r} is not one of ('looped', 'unrolled', 'flat')")
         if self.barrier_wait not in ("all", "reducers"):
             raise ValueError(f"barrier_wait: {self.barrier_wait!r} is not one of ('all', 'reducers')")
         if (self.reduce_tiles != "looped" or self.barrier_wait != "all") and self.reduce != "grid_sync":
@@ -676,6 +676,18 @@ def _catalog() -> list[Program]:
             ("p8x.w2.fw.pf.gs", "rw", dict(barrier_wait="reducers"))):
         what = " and ".join(w for w, on in (("the partials' reduce tiles unrolled", "reduce_tiles" in options),
                                             ("only the reducing programs waiting at the barrier", "barrier_wait" in options)) if on)
+        progs.append(_twin(by_name[f"bwd.twosum.{base}"], suffix, what, **options))
+    # `.uf` (session 22): the partials summed by `reduce_columns_flat` (each thread adds its elements of
+    # the unrolled tiles, then one tree) instead of a tree per tile. After `.ur.rw` the reduce still
+    # took most of the time after the rows (the phase probe, H100); at H 512 T 4096 the
+    # 2xfwd+bwd floor's row is 0.3 us short. dw is summed in another fixed order: deterministic, not
+    # bitwise the base's, qualified on its own evidence.
+    for base, suffix, options in (
+            ("p4x.r4.w2.fw.pf.gs.xs", "uf.rw", dict(reduce_tiles="flat", barrier_wait="reducers")),
+            ("p4x.r4.w2.fw.pf.gs.xs.wc", "uf.rw", dict(reduce_tiles="flat", barrier_wait="reducers")),
+            ("p1x.w16.fw.pf.gs.xs", "uf", dict(reduce_tiles="flat"))):
+        what = "the partials summed thread-wise over unrolled tiles, then one tree" + (
+            " and only the reducing programs waiting at the barrier" if "barrier_wait" in options else "")
         progs.append(_twin(by_name[f"bwd.twosum.{base}"], suffix, what, **options))
     return progs
 

@@ -341,7 +341,8 @@ def backward(
         weight = w32.copy_(weight)
     if lp.reduce == "grid_sync":
         try:
-            launch = _launch_grid_sync_v2 if grid_sync_v2(program) else _launch_grid_sync
+            launch = (_launch_grid_sync_flat if grid_sync_flat(program)
+                      else _launch_grid_sync_v2 if grid_sync_v2(program) else _launch_grid_sync)
             launch(program, P, H, warps, meta, (gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common),
                    sm_count(x.device))
             return dx, dw
@@ -473,7 +474,42 @@ def grid_sync_v2(program: Program) -> bool:
     """Whether a `.gs` program takes the reduce or barrier option (`.ur`, `.rw`): it is then built
     from `rmsnorm_bwd_grid_sync_v2_kernel`, and `rmsnorm_bwd_grid_sync_kernel` stays as shipped."""
     lp = program.launch
-    return lp.reduce == "grid_sync" and (lp.reduce_tiles != "looped" or lp.barrier_wait != "all")
+    return (lp.reduce == "grid_sync" and lp.reduce_tiles != "flat"
+            and (lp.reduce_tiles != "looped" or lp.barrier_wait != "all"))
+
+
+def grid_sync_flat(program: Program) -> bool:
+    """Whether a `.gs` program sums its partials with the flat reduce (`.uf`): it is then built from
+    `rmsnorm_bwd_grid_sync_flat_kernel`, which runs the v2 kernel's rows and barrier as they are."""
+    return program.launch.reduce == "grid_sync" and program.launch.reduce_tiles == "flat"
+
+
+def grid_sync_flat_constexprs(program: Program, H: int, warps: int, sms: int) -> dict:
+    """`grid_sync_v2_constexprs` (the reduce tile, REDUCERS_WAIT) with RED_TILES the flat reduce's
+    unrolled tiles over the full grid's partial rows; refused past 8 tiles, as there."""
+    meta = grid_sync_v2_constexprs(program, H, warps, sms)
+    P = max(program.launch.programs_per_sm, 1) * sms
+    tiles = -(-P // meta["RED_P"])
+    if tiles > 8:
+        raise ValueError(f"program {program.name!r}: {P} partial rows at H={H} take {tiles} flat reduce tiles of "
+                         f"{meta['RED_P']} on a GPU of {sms} SMs; accepted: at most 8 "
+                         f"(run {program.name.split('.uf', 1)[0]!r} instead)")
+    return {**meta, "RED_TILES": tiles}
+
+
+def _launch_grid_sync_flat(program: Program, P: int, H: int, warps: int, meta: dict, args: tuple, sms: int) -> None:
+    """`_launch_grid_sync_v2` for the `.uf` programs (programs/backward.py
+    `rmsnorm_bwd_grid_sync_flat_kernel`)."""
+    from cake_kernels.programs import backward as bk
+    from cake_kernels.programs.common import interpreting
+
+    meta = {**meta, **grid_sync_flat_constexprs(program, H, warps, sms)}
+    kernel = bk.rmsnorm_bwd_grid_sync_flat_kernel[(P,)]
+    if interpreting():
+        for phase in (1, 2):
+            kernel(*args, P, **meta, PHASE=phase, num_warps=warps, num_stages=program.launch.stages)
+    else:
+        kernel(*args, P, **meta, PHASE=0, num_warps=warps, num_stages=program.launch.stages, launch_cooperative_grid=True)
 
 
 def grid_sync_v2_constexprs(program: Program, H: int, warps: int, sms: int) -> dict:

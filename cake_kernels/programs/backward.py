@@ -827,3 +827,59 @@ def reduce_columns_unrolled(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl.con
             part = tl.load(WS + ps[:, None] * H + cols[None, :], mask=m, other=0.0, cache_modifier=".cg")
             acc += tl.sum(part.to(tl.float64), axis=0)
         tl.store(DW + cols, acc.to(tl.float32), mask=cmask)
+
+
+@triton.jit
+def rmsnorm_bwd_grid_sync_flat_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    n_partials,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr, PREFETCH: tl.constexpr, BLOCK_B: tl.constexpr,
+    SPLIT_RSTD: tl.constexpr, PHASE: tl.constexpr, RED_P: tl.constexpr, RED_C: tl.constexpr,
+    RED_TILES: tl.constexpr, REDUCERS_WAIT: tl.constexpr,
+):
+    """`.uf` programs: the rows and the barrier of `rmsnorm_bwd_grid_sync_v2_kernel` (called as they
+    are: its PHASE 3, or 1 and 4 for the interpreter and the probes), then the partials summed by
+    `reduce_columns_flat` instead of tile by tile. dx is the base's bit for bit; dw sums the same FP64
+    partials in another fixed order (deterministic, not bitwise the base's). PHASE as in the v2 kernel
+    (0: the cooperative launch; 1, 2: the interpreter's two halves; 3: rows and barrier; 4: barrier)."""
+    if PHASE == 0 or PHASE == 3:
+        rmsnorm_bwd_grid_sync_v2_kernel(
+            G, X, W, RSTD, GRES, DX, DW, WS, COUNTER, n_rows, NH, H, H_f, sgt, sgh, sxt, sxh, srt, srh, n_partials,
+            BLOCK_H=BLOCK_H, ROWS=ROWS, MODE=MODE, FOLD=FOLD, HAS_GRES=HAS_GRES, SINGLE=SINGLE, EXACT=EXACT,
+            RED_BLOCK=RED_BLOCK, FOLD_WS=FOLD_WS, PREFETCH=PREFETCH, BLOCK_B=BLOCK_B, SPLIT_RSTD=SPLIT_RSTD, PHASE=3,
+            RED_P=RED_P, RED_C=RED_C, RED_TILES=0, REDUCERS_WAIT=REDUCERS_WAIT)
+    if PHASE == 1 or PHASE == 4:
+        rmsnorm_bwd_grid_sync_v2_kernel(
+            G, X, W, RSTD, GRES, DX, DW, WS, COUNTER, n_rows, NH, H, H_f, sgt, sgh, sxt, sxh, srt, srh, n_partials,
+            BLOCK_H=BLOCK_H, ROWS=ROWS, MODE=MODE, FOLD=FOLD, HAS_GRES=HAS_GRES, SINGLE=SINGLE, EXACT=EXACT,
+            RED_BLOCK=RED_BLOCK, FOLD_WS=FOLD_WS, PREFETCH=PREFETCH, BLOCK_B=BLOCK_B, SPLIT_RSTD=SPLIT_RSTD, PHASE=PHASE,
+            RED_P=RED_P, RED_C=RED_C, RED_TILES=0, REDUCERS_WAIT=REDUCERS_WAIT)
+    if PHASE == 0 or PHASE == 2:
+        reduce_columns_flat(WS, DW, n_partials, H, RED_P, RED_C, RED_TILES)
+
+
+@triton.jit
+def reduce_columns_flat(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr, TILES: tl.constexpr):
+    """dw[c] = sum over p of WS[p, c] in FP64, in TILES unrolled [BLOCK_P, BLOCK_C] tiles (TILES * BLOCK_P
+    >= P) added element by element into one FP64 tile, then one tree over its rows.
+
+    Why: `reduce_columns_unrolled` sums each tile across threads (shuffles and a shared-memory step) and
+    adds the tile sums; here each thread adds its own elements of the TILES tiles first, so the
+    cross-thread work is done once. The order (thread-wise sums of rows p, p + BLOCK_P, ..., then the
+    tree) depends on (P, H, BLOCK_P, BLOCK_C, TILES) and the build alone, so dw is the same whichever
+    program sums a block and run to run. Tiles past P add +0.0, as there."""
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for cb in range(pid, tl.cdiv(H, BLOCK_C), nprog):
+        cols = cb * BLOCK_C + tl.arange(0, BLOCK_C)
+        cmask = cols < H
+        acc = tl.zeros([BLOCK_P, BLOCK_C], dtype=tl.float64)
+        for t in tl.static_range(TILES):
+            ps = tl.arange(0, BLOCK_P).to(tl.int64) + t * BLOCK_P
+            m = (ps < P)[:, None] & cmask[None, :]
+            acc += tl.load(WS + ps[:, None] * H + cols[None, :], mask=m, other=0.0, cache_modifier=".cg").to(tl.float64)
+        tl.store(DW + cols, tl.sum(acc, axis=0).to(tl.float32), mask=cmask)

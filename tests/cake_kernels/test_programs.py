@@ -61,13 +61,14 @@ def test_registry_contract():
         lp = p.launch
         assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
         parts = p.name.split(".")
-        # `.ur` / `.rw` twins (the grid barrier's reduce and wait options) are their `.gs` base's name
-        # plus `.ur`, `.rw` or `.ur.rw`, the last parts
+        # `.ur` / `.uf` / `.rw` twins (the grid barrier's reduce and wait options) are their `.gs` base's
+        # name plus `.ur`, `.uf`, `.rw`, `.ur.rw` or `.uf.rw`, the last parts
         assert (lp.barrier_wait == "reducers") == (parts[-1] == "rw"), p.name
         if lp.barrier_wait == "reducers":
             parts = parts[:-1]
         assert (lp.reduce_tiles == "unrolled") == (parts[-1] == "ur"), p.name
-        if lp.reduce_tiles == "unrolled":
+        assert (lp.reduce_tiles == "flat") == (parts[-1] == "uf"), p.name
+        if lp.reduce_tiles != "looped":
             parts = parts[:-1]
         # `.gp` twins (GRES prefetch) are their base's name plus `.gp`, the last part
         assert (lp.gres_load == "prefetched") == (parts[-1] == "gp"), p.name
@@ -671,7 +672,7 @@ def test_gres_prefetch_needs_a_prefetching_two_launch_compensated_program():
 
 
 GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync" and _family_tested(p)
-                      and not runner.grid_sync_v2(p)]
+                      and not runner.grid_sync_v2(p) and not runner.grid_sync_flat(p)]
 GRID_SYNC_V2_PROGRAMS = [p.name for p in registry.all_programs() if runner.grid_sync_v2(p)]
 
 
@@ -782,6 +783,56 @@ def test_grid_sync_reduce_and_barrier_options_are_bitwise_their_base(name, monke
         assert worst <= 6.0e-4, (T, worst)
 
 
+GRID_SYNC_FLAT_PROGRAMS = [p.name for p in registry.all_programs() if runner.grid_sync_flat(p)]
+
+
+@pytest.mark.parametrize("name", GRID_SYNC_FLAT_PROGRAMS)
+def test_grid_sync_flat_reduce_programs_keep_the_rows_and_sum_the_same_partials(name, monkeypatch):
+    """`.uf` runs its `.gs` base's rows and barrier as they are and sums the same FP64 partials in
+    another fixed order: dx bit for bit the base's, dw equal up to that order (FP64 sums rounded to
+    FP32), within budget against FP64. 3 SMs: several programs, tiles of few rows, and at T 1 all
+    but one program's partial rows absent (masked tiles add nothing)."""
+    prog = registry.get(name)
+    base = registry.get(name.removesuffix(".rw").removesuffix(".uf"))
+    assert prog.launch == replace(base.launch, reduce_tiles="flat", barrier_wait=prog.launch.barrier_wait)
+    assert prog.fallback == base.fallback and prog.deterministic and not runner.grid_sync_v2(prog)
+    monkeypatch.setattr(runner, "sm_count", lambda device: 3)
+    meta = runner.grid_sync_flat_constexprs(prog, 256, runner.backward_launch_meta(prog, 256, False)[1], 3)
+    assert meta["RED_TILES"] >= 1 and meta["REDUCERS_WAIT"] == name.endswith(".rw")
+    for w in prog.w_dtypes:
+        for T in (1, 70):
+            inp = inputs("outlier_rows", T, 256, w, form="plain", seed=T)
+            dx, dw, worst = run_backward_checked(prog, inp)
+            dx2, dw2, _ = run_backward_checked(base, inp)
+            assert torch.equal(dx, dx2), (w, T)
+            torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+            assert worst <= 6.0e-4, (w, T, worst)
+
+
+def test_grid_sync_flat_reduce_is_fixed_order_and_bounded():
+    """The flat reduce over P partial rows below its tiles' cover, by grids of 1, 3 and 7 programs: bit
+    for bit the same whatever the grid, the FP64 sum to FP32 rounding, +0.0 for a column of -0.0 (as
+    the tree reduces give); and a grid whose flat tiles would exceed 8 is refused, the program and the
+    accepted count named."""
+    from cake_kernels.programs import backward as bk
+
+    P, H, rows = 37, 70, 8
+    ws = torch.randn(P, H, dtype=torch.float64) * torch.logspace(-8, 8, H, dtype=torch.float64)
+    ws[:, 5] = -0.0
+    outs = []
+    for grid in (1, 3, 7):
+        dw = torch.full((H,), float("nan"), dtype=torch.float32)
+        bk.reduce_columns_flat[(grid,)](ws, dw, P, H, BLOCK_P=rows, BLOCK_C=4, TILES=6)  # 48 rows' cover, 37 used
+        outs.append(dw)
+    assert all(torch.equal(outs[0], o) for o in outs[1:])
+    torch.testing.assert_close(outs[0], ws.sum(0).float(), rtol=1e-6, atol=0)
+    assert outs[0][5] == 0 and not torch.signbit(outs[0][5])
+    prog = registry.get("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw")
+    assert runner.grid_sync_flat_constexprs(prog, 512, 2, 132)["RED_TILES"] == 5  # 528 rows in tiles of 128
+    with pytest.raises(ValueError, match=r"bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw.*at most 8.*'bwd.twosum.p4x.r4.w2.fw.pf.gs.xs'"):
+        runner.grid_sync_flat_constexprs(prog, 512, 2, 300)  # 1200 rows: 10 tiles of 128
+
+
 def test_grid_sync_unrolled_reduce_is_bounded_and_exact():
     """The unrolled reduce against the looped one over the same tiles, with P below the tiles' cover
     (the last tile part masked, one whole tile masked) and a column of -0.0, bit for bit; and a grid whose
@@ -813,7 +864,7 @@ def test_grid_sync_options_need_the_grid_barrier():
 
 
 def test_grid_sync_programs_fall_back_to_their_two_launch_twin():
-    for name in GRID_SYNC_PROGRAMS + GRID_SYNC_V2_PROGRAMS:
+    for name in GRID_SYNC_PROGRAMS + GRID_SYNC_V2_PROGRAMS + GRID_SYNC_FLAT_PROGRAMS:
         prog = registry.get(name)
         fb = registry.get(prog.fallback)
         assert fb.family == "twosum_pair" and fb.launch == replace(
@@ -881,11 +932,11 @@ def test_grid_sync_refused_by_the_driver_on_the_gpu_falls_back(monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["bwd.twosum.p4x.r4.w2.fw.pf.gs.xs", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur",
-                                  "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur.rw"])
+                                  "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur.rw", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw"])
 def test_grid_sync_program_on_the_gpu_in_a_cuda_graph(name):
     """On the GPU a `.gs` program is one cooperative launch with the barrier: the same dx as its
     two-launch twin, dw equal up to summation order (and for the `.ur` / `.rw` options, bit for bit
-    the `.gs` base's), the barrier's count back at 0 and its generation
+    the `.gs` base's; `.uf` sums in another order), the barrier's count back at 0 and its generation
     advanced once per launch, and the launch captured into a CUDA graph and replayed."""
     dev = torch.device("cuda")
     prog = registry.get(name)
@@ -896,9 +947,10 @@ def test_grid_sync_program_on_the_gpu_in_a_cuda_graph(name):
     ws = runner.workspace_for(prog, x)
     dx, dw = runner.backward(prog, g, x, w, rstd, None, ws)
     dx2, dw2 = runner.backward(twin, g, x, w, rstd)
-    dx3, dw3 = runner.backward(_grid_sync_base(name), g, x, w, rstd)
+    dx3, dw3 = runner.backward(_grid_sync_base(name).removesuffix(".uf"), g, x, w, rstd)
     torch.cuda.synchronize()
-    assert torch.equal(dx, dx2) and torch.equal(dx, dx3) and torch.equal(dw, dw3)
+    assert torch.equal(dx, dx2) and torch.equal(dx, dx3)
+    assert torch.equal(dw, dw3) or (runner.grid_sync_flat(prog) and torch.allclose(dw, dw3, rtol=1e-6, atol=0))
     torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
     assert ws.counter.tolist() == [0, 1]
     dw_out = torch.empty_like(dw)
