@@ -21,7 +21,8 @@ from starlette.concurrency import run_in_threadpool
 from api import models as M
 from api import views as V
 from api.ingest import DEFAULT_MAX_BODY_BYTES, NAME_RE, IngestRefused, check_token, decode_lines, ingest_lines, read_body_bounded
-from api.source import ARCH_RE, KIND_LABELS, TABLE_ID_RE, DataSource, NotFound, TableEntry, as_dict, default_table_entries, entries_from_mapping
+from api.source import (ARCH_RE, GPU_RE, KIND_LABELS, TABLE_ID_RE, DataSource, GpuAmbiguous, NotFound, TableEntry, as_dict,
+                        default_table_entries, entries_from_mapping)
 
 HERE = Path(__file__).resolve().parent
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:+@-]{0,199}$"
@@ -91,8 +92,12 @@ WP = Annotated[Literal["bf16", "fp32"], PathParam()]
 FormP = Annotated[Literal["plain", "residual", "heads_strided", "heads_contiguous"], PathParam()]
 ModeP = Annotated[Literal["det", "nondet", "any"], PathParam()]
 TableQ = Annotated[str | None, Query(pattern=TABLE_PATTERN, description="table id '<kind>:<arch>' from /api/tables")]
+GpuQ = Annotated[str | None, Query(pattern=GPU_RE.pattern, description="GPU model whose runs the evidence (and a solved "
+                                   "table) come from; needed where the arch was measured on several (/api/arches lists them)")]
 
 ERRORS = {404: {"model": M.ErrorDetail, "description": "no such arch, key, table or run"},
+          409: {"model": M.ErrorDetail, "description": "the arch was measured on several GPU models and no gpu was named "
+                                                      "(the message lists them)"},
           500: {"model": M.ErrorDetail, "description": "a route table could not be trusted (message names it)"},
           503: {"model": M.ErrorDetail, "description": "the store could not be read (message says why)"}}
 
@@ -142,6 +147,14 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
     async def _not_found(request: Request, exc: NotFound):
         return error_response(request, 404, str(exc))
 
+    @app.exception_handler(GpuAmbiguous)
+    async def _ambiguous(request: Request, exc: GpuAmbiguous):
+        if wants_html(request):  # the same page once per model, to pick from
+            links = [(f"{g} ({n} runs)", str(request.url.include_query_params(gpu=g))) for g, n in sorted(exc.counts.items())]
+            return templates.TemplateResponse(request, "error.html", {"status": 409, "message": str(exc), "nav": "error",
+                                                                      "links": links}, status_code=409)
+        return JSONResponse({"detail": str(exc)}, status_code=409)
+
     @app.exception_handler(IngestRefused)
     async def _refused(request: Request, exc: IngestRefused):
         return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=exc.headers)
@@ -172,13 +185,13 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
                 "published_figures": e.kind == "published" or routes_unlaunchable(doc), "checksum": doc.get("checksum"),
                 "generated_by": doc.get("generated_by"), "error": error}
 
-    def pick_table(src: DataSource, arch: str, table_id: str | None):
+    def pick_table(src: DataSource, arch: str, table_id: str | None, gpu: str | None = None):
         tid = table_id or src.default_table_id(arch)
         if tid is None:
             raise NotFound(f"no route table for {arch} (known arches: {', '.join(src.arches()) or 'none'})")
         if not tid.endswith(":" + arch):
             raise NotFound(f"table {tid!r} is not a table of {arch}")
-        e, t = src.load(tid)
+        e, t = src.load(tid, gpu)
         return e, t, table_ref(src, e, t)
 
     def arch_summaries(src: DataSource) -> list[dict]:
@@ -193,39 +206,47 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
         for arch in src.arches():
             refs = []
             nkeys = 0
+            try:
+                gpus = src.gpus(arch)
+            except Exception:
+                gpus = {}
+            # where several GPU models measured the arch, a solved table and the workload count are the
+            # model measured most's (each page names the model it shows)
+            top = max(gpus, key=lambda g: (gpus[g], g)) if len(gpus) > 1 else None
             for tid in src.table_ids_for(arch):
                 try:
-                    e, t = src.load(tid)
+                    e, t = src.load(tid, top)
                     refs.append(table_ref(src, e, t))
                     nkeys = max(nkeys, len(list(t.keys())))
                 except Exception as exc:  # one bad table must not hide the others
                     refs.append(table_ref(src, src.entry(tid), None, error=str(exc)))
             try:
-                nwork = len(src.evidence(arch))
+                nwork = len(src.evidence(arch, top))
             except Exception:
                 nwork = 0
             aruns = [r for r in runs if r.get("arch") == arch]
-            out.append({"arch": arch, "tables": refs, "keys": nkeys, "workloads": nwork, "runs": len(aruns),
+            out.append({"arch": arch, "tables": refs, "keys": nkeys, "workloads": nwork, "runs": len(aruns), "gpus": gpus,
                         "published_only": bool(aruns) and all(r.get("source") == "published" for r in aruns)})
         return out
 
-    def arch_view(src: DataSource, arch: str, table_id: str | None) -> dict:
-        e, t, ref = pick_table(src, arch, table_id)
-        return {"arch": arch, "table": ref, "keys": V.arch_strips(arch, t)}
+    def arch_view(src: DataSource, arch: str, table_id: str | None, gpu: str | None = None) -> dict:
+        e, t, ref = pick_table(src, arch, table_id, gpu)
+        return {"arch": arch, "table": ref, "keys": V.arch_strips(arch, t), "gpu": gpu}
 
-    def key_view(src: DataSource, arch, op, H, w_dtype, form, mode, table_id) -> dict:
-        e, t, ref = pick_table(src, arch, table_id)
+    def key_view(src: DataSource, arch, op, H, w_dtype, form, mode, table_id, gpu: str | None = None) -> dict:
+        e, t, ref = pick_table(src, arch, table_id, gpu)
         k = {"arch": arch, "op": op, "H": H, "w_dtype": w_dtype, "form": form, "mode": mode}
         if not t.windows(op, H, w_dtype, form, mode):
             raise NotFound(f"table {e.id} has no key {V.key_label(k)}")
+        evidence = src.evidence(arch, gpu)  # before the cache: a request naming no model of several is refused
         # cached with the aggregates (same generation and TTL): a view is a pure function of them
-        return src.cached(("key_view", e.id, op, H, w_dtype, form, mode),
-                          lambda: V.key_view(k, ref, t, src.evidence(arch).get(V.workload_of_key(k))))
+        return src.cached(("key_view", e.id, op, H, w_dtype, form, mode, gpu),
+                          lambda: {**V.key_view(k, ref, t, evidence.get(V.workload_of_key(k))), "gpu": gpu})
 
-    def diff_view(src: DataSource, old: str, new: str) -> dict:
-        eo, to = src.load(old)
-        en, tn = src.load(new)
-        evidence = {a: src.evidence(a) for a in {to.arch, tn.arch}}
+    def diff_view(src: DataSource, old: str, new: str, gpu: str | None = None) -> dict:
+        eo, to = src.load(old, gpu)
+        en, tn = src.load(new, gpu)
+        evidence = {a: src.evidence(a, gpu) for a in {to.arch, tn.arch}}
         return V.diff_tables(table_ref(src, eo, to), to, table_ref(src, en, tn), tn, evidence, V.table_policy(tn))
 
     def run_view(src: DataSource, run_id: str) -> dict:
@@ -281,38 +302,39 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
 
     @app.get("/api/tables/{table_id}", response_model=M.RouteTableModel, response_model_exclude_unset=True,
              tags=["api"], responses=ERRORS, summary="one verified table document (its checksum verifies)")
-    def api_table(src: Src, table_id: Annotated[str, PathParam(pattern=TABLE_PATTERN)]):
-        e, t = src.load(table_id)
+    def api_table(src: Src, table_id: Annotated[str, PathParam(pattern=TABLE_PATTERN)], gpu: GpuQ = None):
+        e, t = src.load(table_id, gpu)
         return {"ref": table_ref(src, e, t), "document": t.doc}
 
     @app.get("/api/arch/{arch}", response_model=M.ArchView, tags=["api"], responses=ERRORS,
              summary="every key of an arch's table as a strip of windows")
-    def api_arch(src: Src, arch: Arch, table: TableQ = None):
-        return json_cached(src, ("arch", arch, table), M.ArchView, lambda: arch_view(src, arch, table))
+    def api_arch(src: Src, arch: Arch, table: TableQ = None, gpu: GpuQ = None):
+        return json_cached(src, ("arch", arch, table, gpu), M.ArchView, lambda: arch_view(src, arch, table, gpu))
 
     @app.get("/api/key/{arch}/{op}/{H}/{w_dtype}/{form}/{mode}", response_model=M.KeyView, tags=["api"],
              responses=ERRORS, summary="a route key: windows, programs, timing and accuracy")
-    def api_key(src: Src, arch: Arch, op: OpP, H: HP, w_dtype: WP, form: FormP, mode: ModeP, table: TableQ = None):
-        return json_cached(src, ("key", arch, op, H, w_dtype, form, mode, table), M.KeyView,
-                           lambda: key_view(src, arch, op, H, w_dtype, form, mode, table))
+    def api_key(src: Src, arch: Arch, op: OpP, H: HP, w_dtype: WP, form: FormP, mode: ModeP, table: TableQ = None,
+                gpu: GpuQ = None):
+        return json_cached(src, ("key", arch, op, H, w_dtype, form, mode, table, gpu), M.KeyView,
+                           lambda: key_view(src, arch, op, H, w_dtype, form, mode, table, gpu))
 
     @app.get("/api/key/{arch}/{op}/{H}/{w_dtype}/{form}/{mode}/windows/{index}", response_model=M.WindowEvidence,
              tags=["api"], responses=ERRORS, summary="the evidence behind one window")
     def api_window(src: Src, arch: Arch, op: OpP, H: HP, w_dtype: WP, form: FormP, mode: ModeP,
-                   index: Annotated[int, PathParam(ge=0, le=10000)], table: TableQ = None):
+                   index: Annotated[int, PathParam(ge=0, le=10000)], table: TableQ = None, gpu: GpuQ = None):
         def build():
-            view = key_view(src, arch, op, H, w_dtype, form, mode, table)
+            view = key_view(src, arch, op, H, w_dtype, form, mode, table, gpu)
             if index >= len(view["windows"]):
                 raise NotFound(f"window {index}: the key has {len(view['windows'])} windows")
             return V.window_evidence(view, index)
 
-        return json_cached(src, ("window", arch, op, H, w_dtype, form, mode, table, index), M.WindowEvidence, build)
+        return json_cached(src, ("window", arch, op, H, w_dtype, form, mode, table, gpu, index), M.WindowEvidence, build)
 
     @app.get("/api/diff", response_model=M.DiffView, tags=["api"], responses=ERRORS,
              summary="changed windows of two tables of the fixed list, by reason")
     def api_diff(src: Src, old: Annotated[str, Query(pattern=TABLE_PATTERN)],
-                 new: Annotated[str, Query(pattern=TABLE_PATTERN)]):
-        return json_cached(src, ("diff", old, new), M.DiffView, lambda: diff_view(src, old, new))
+                 new: Annotated[str, Query(pattern=TABLE_PATTERN)], gpu: GpuQ = None):
+        return json_cached(src, ("diff", old, new, gpu), M.DiffView, lambda: diff_view(src, old, new, gpu))
 
     @app.get("/api/runs", response_model=list[M.RunSummary], tags=["api"], summary="runs in the store")
     def api_runs(src: Src, arch: Annotated[str | None, Query(pattern=ARCH_PATTERN)] = None):
@@ -393,28 +415,28 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
         return page(request, src, "index.html", build)
 
     @app.get("/arch/{arch}", response_class=HTMLResponse, tags=["pages"], responses=ERRORS, summary="arch overview")
-    def page_arch(request: Request, src: Src, arch: Arch, table: TableQ = None):
+    def page_arch(request: Request, src: Src, arch: Arch, table: TableQ = None, gpu: GpuQ = None):
         def build():
             from api.charts import colors_for, strip_figure
 
-            view = arch_view(src, arch, table)
+            view = arch_view(src, arch, table, gpu)
             progs = {w["program"] for s in view["keys"] for w in s["windows"]}
             colors = colors_for(progs)
             max_T = max([w["hi"] or w["lo"] for s in view["keys"] for w in s["windows"]] + [1048576]) * 2
             fig = strip_figure(view["keys"], colors, max_T)
             return {"view": view, "fig": fig, "colors": colors, "tables": src.table_ids_for(arch),
-                    "key_label": V.key_label}
+                    "key_label": V.key_label, "gpu": gpu, "gpus": src.gpus(arch)}
 
-        return page(request, src, "arch.html", build, (arch, table))
+        return page(request, src, "arch.html", build, (arch, table, gpu))
 
     @app.get("/key/{arch}/{op}/{H}/{w_dtype}/{form}/{mode}", response_class=HTMLResponse, tags=["pages"],
              responses=ERRORS, summary="route key")
     def page_key(request: Request, src: Src, arch: Arch, op: OpP, H: HP, w_dtype: WP, form: FormP, mode: ModeP,
-                 table: TableQ = None):
+                 table: TableQ = None, gpu: GpuQ = None):
         def build():
             from api.charts import colors_for, error_figure, latency_figure, strip_figure
 
-            view = key_view(src, arch, op, H, w_dtype, form, mode, table)
+            view = key_view(src, arch, op, H, w_dtype, form, mode, table, gpu)
             colors = colors_for([p["name"] for p in view["programs"]], first=[w["program"] for w in view["windows"]])
             max_T = max([t["T"] for t in view["timing"]] + [w["hi"] or w["lo"] for w in view["windows"]] + [1]) * 2
             figs = {
@@ -424,20 +446,21 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
             }
             evidence = [V.window_evidence(view, i) for i in range(len(view["windows"]))]
             return {"view": view, "figs": figs, "colors": colors, "evidence": evidence,
-                    "tables": src.table_ids_for(arch), "key_label": V.key_label(view["key"])}
+                    "tables": src.table_ids_for(arch), "key_label": V.key_label(view["key"]), "gpu": gpu,
+                    "gpus": src.gpus(arch)}
 
-        return page(request, src, "key.html", build, (arch, op, H, w_dtype, form, mode, table))
+        return page(request, src, "key.html", build, (arch, op, H, w_dtype, form, mode, table, gpu))
 
     @app.get("/diff", response_class=HTMLResponse, tags=["pages"], responses=ERRORS, summary="diff of two tables")
     def page_diff(request: Request, src: Src, old: Annotated[str | None, Query(pattern=TABLE_PATTERN)] = None,
-                  new: Annotated[str | None, Query(pattern=TABLE_PATTERN)] = None):
+                  new: Annotated[str | None, Query(pattern=TABLE_PATTERN)] = None, gpu: GpuQ = None):
         def build():
             ids = [e.id for e in src.table_entries()]
             ids += [f"solved:{a}" for a in src.arches() if f"solved:{a}" in src.table_ids_for(a)]
-            view = diff_view(src, old, new) if old and new else None
-            return {"view": view, "ids": ids, "old": old, "new": new, "key_label": V.key_label}
+            view = diff_view(src, old, new, gpu) if old and new else None
+            return {"view": view, "ids": ids, "old": old, "new": new, "key_label": V.key_label, "gpu": gpu}
 
-        return page(request, src, "diff.html", build, (old, new))
+        return page(request, src, "diff.html", build, (old, new, gpu))
 
     @app.get("/runs", response_class=HTMLResponse, tags=["pages"], summary="runs")
     def page_runs(request: Request, src: Src, arch: Annotated[str | None, Query(pattern=ARCH_PATTERN)] = None):

@@ -184,6 +184,8 @@ class ArchSummary(BaseModel):
     workloads: int
     runs: int
     published_only: bool = Field(description="every run of this arch is a published record")
+    gpus: dict[str, int] = Field(default_factory=dict, description="GPU model -> measured runs of this arch; where there "
+                                 "are several, evidence is shown for one at a time (?gpu=)")
 
 
 class KeyStrip(BaseModel):
@@ -196,6 +198,7 @@ class ArchView(BaseModel):
     arch: str
     table: TableRef
     keys: list[KeyStrip]
+    gpu: str | None = Field(default=None, description="the GPU model a solved table was solved from, when one was named")
 
 
 class FamilyAccuracyModel(BaseModel):
@@ -276,6 +279,7 @@ class KeyView(BaseModel):
     accuracy: list[AccuracyPoint]
     aa_floor: dict[int, float]
     has_evidence: bool
+    gpu: str | None = Field(default=None, description="the GPU model whose runs the evidence comes from, when one was named")
 
 
 class DiffRow(BaseModel):

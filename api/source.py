@@ -36,6 +36,37 @@ class NotFound(LookupError):
     """A request named something the service does not have (answered 404 with this message)."""
 
 
+class GpuAmbiguous(LookupError):
+    """The evidence of an arch was measured on several GPU models and the request named none
+    (answered 409 with this message, which lists them). The route key's arch is shared by cards whose
+    timings differ (sm_90a: H100 and H200), so the service never pools them, as the CLI does not
+    (`cake_router solve --gpu`)."""
+
+    def __init__(self, arch: str, counts: Mapping[str, int]):
+        self.arch, self.counts = arch, dict(counts)
+        have = "; ".join(f"{g!r} ({n} runs)" for g, n in sorted(self.counts.items()))
+        super().__init__(f"the evidence of {arch} was measured on {len(self.counts)} GPU models: {have}. "
+                         f"Its timings are shown for one at a time: add ?gpu=<model> (one of them)")
+
+
+GPU_RE = re.compile(r"^[A-Za-z0-9 ._:,()/+-]{1,200}$")  # a GPU model as the driver names it
+
+
+def choose_gpu(arch: str, counts: Mapping[str, int], wanted: str | None) -> str | None:
+    """The GPU model whose runs the evidence of ``arch`` is read from: ``wanted`` if it measured
+    ``arch`` (NotFound otherwise, the accepted models named); else the one model, or None when no
+    run was measured (published records only). GpuAmbiguous when several were and none is named.
+    ``counts``: GPU model -> measured runs of the arch."""
+    if wanted is not None:
+        if wanted not in counts:
+            have = ", ".join(repr(g) for g in sorted(counts)) or "none"
+            raise NotFound(f"gpu {wanted!r}: no measured run of {arch} on it; accepted: {have}")
+        return wanted
+    if len(counts) > 1:
+        raise GpuAmbiguous(arch, counts)
+    return None
+
+
 @dataclass(frozen=True)
 class TableEntry:
     """One table of the fixed list: where it comes from is decided at startup, never by a request."""
@@ -151,11 +182,19 @@ class DataSource:
                     self._inflight.pop(key, None)
                 flight.set()
 
-    def evidence(self, arch: str) -> dict:
-        """WorkloadKey -> WorkloadEvidence for one arch (measurements_db.queries.workload_evidence)."""
+    def gpus(self, arch: str) -> dict[str, int]:
+        """GPU model -> measured runs of ``arch`` in the store."""
         from measurements_db import queries
 
-        return self.cached(("evidence", arch), lambda: queries.workload_evidence(self.store, arch))
+        return dict(self.cached(("gpus", arch), lambda: queries.measured_gpus(self.store, arch)))
+
+    def evidence(self, arch: str, gpu: str | None = None) -> dict:
+        """WorkloadKey -> WorkloadEvidence for one arch (measurements_db.queries.workload_evidence), of
+        one GPU model's runs (`choose_gpu`: ``gpu``, or the only one; GpuAmbiguous when several)."""
+        from measurements_db import queries
+
+        chosen = choose_gpu(arch, self.gpus(arch), gpu)
+        return self.cached(("evidence", arch, chosen), lambda: queries.workload_evidence(self.store, arch, chosen))
 
     def store_arches(self) -> list[str]:
         from measurements_db import queries
@@ -218,17 +257,20 @@ class DataSource:
             raise NotFound(f"table {table_id!r} is not in the service's list (known: {known})")
         return e
 
-    def load(self, table_id: str):
-        """(entry, RouteTable) for an id; RouteTableError propagates (shown as a page error)."""
+    def load(self, table_id: str, gpu: str | None = None):
+        """(entry, RouteTable) for an id; RouteTableError propagates (shown as a page error). A
+        `solved:<arch>` table is solved from one GPU model's evidence (`evidence`'s ``gpu``)."""
         e = self.entry(table_id)
         if e.kind == "solved":
             from cake_kernels.routes.table import parse_table
 
+            chosen = choose_gpu(e.arch, self.gpus(e.arch), gpu)
+
             def solve():
-                doc = self._solver(self.evidence(e.arch), e.arch)
+                doc = self._solver(self.evidence(e.arch, chosen), e.arch)
                 return parse_table(doc, f"solved:{e.arch}")
 
-            return e, self.cached(("solved", e.arch), solve)
+            return e, self.cached(("solved", e.arch, chosen), solve)
         from cake_kernels.routes.table import load_table
 
         path = e.path
