@@ -57,9 +57,11 @@ def _serve(url: str, port: int, ready) -> None:  # runs in the server process
 
 
 def _evidence(run_id: str) -> str:
+    # On the fixture's GPU model: runs of a second model would make the key pages ask which model to
+    # show (409), which is not what this test loads.
     recs = [
         {"schema": "cake-evidence/1", "kind": "run", "run_id": run_id, "source": "measured", "arch": ARCH,
-         "gpu": "SYNTHETIC (load test)", "sm_count": 132, "started": "2026-12-02T12:00:00Z",
+         "gpu": "SYNTHETIC (no GPU: test fixture)", "sm_count": 132, "started": "2026-12-02T12:00:00Z",
          "note": "SYNTHETIC load-test record"},
         {"schema": "cake-evidence/1", "kind": "timing", "run_id": run_id, "arch": ARCH, "program": "bwd.pair.p2x.w8",
          "op": "bwd", "H": 4096, "T": 3000, "x_dtype": "bf16", "w_dtype": "fp32", "form": "plain", "session": "s1",

@@ -11,10 +11,11 @@ AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/x-ndjso
 
 
 def new_evidence(run_id: str = "synthetic-ingest-1", T: int = 777) -> str:
-    """A small valid SYNTHETIC file: a run and one timing record of a program already stored."""
+    """A small valid SYNTHETIC file: a run (on the fixture's GPU model: evidence of another model would be
+    shown apart, test_service_gpu_models.py) and one timing record of a program already stored."""
     recs = [
         {"schema": "cake-evidence/1", "kind": "run", "run_id": run_id, "source": "measured", "arch": ARCH,
-         "gpu": "SYNTHETIC", "sm_count": 132, "started": "2026-12-02T11:00:00Z", "note": "SYNTHETIC ingest test"},
+         "gpu": "SYNTHETIC (no GPU: test fixture)", "sm_count": 132, "started": "2026-12-02T11:00:00Z", "note": "SYNTHETIC ingest test"},
         {"schema": "cake-evidence/1", "kind": "timing", "run_id": run_id, "arch": ARCH, "program": "bwd.pair.p2x.w8",
          "op": "bwd", "H": 4096, "T": T, "x_dtype": "bf16", "w_dtype": "fp32", "form": "plain", "session": "s1",
          "round": 0, "position": 0, "copy": 0, "timer": "cupti", "l2": "cold", "samples_us": [9.5, 9.6, 9.4]},
