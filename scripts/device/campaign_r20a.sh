@@ -15,7 +15,7 @@ Q="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
 # the backward floor target's row after session 21 (H 8192 BF16 T 4096: 73.3 us against QuACK's 70.1):
 # the one-launch twin of the routed program, never timed there (and, session 22, its flat-reduce `.uf`)
 run q-gs-8192 --H 8192 --forms plain --w-dtypes bf16,fp32 --T 4096,16384 --ops bwd \
-  --programs routed,bwd.twosum.p1x.w16.fw.pf.gs.xs,bwd.twosum.p1x.w16.fw.pf.gs.xs.uf,bwd.twosum.p1x.w16.fw.pf.gs.xs.wc --peers none $Q --wave-units 2
+  --programs routed,bwd.twosum.p1x.w16.fw.pf.gs.xs,bwd.twosum.p1x.w16.fw.pf.gs.xs.uf --peers none $Q --wave-units 2
 run q-rw-512 --H 512 --forms plain --w-dtypes bf16,fp32 --T 4096,16384,65536 --ops bwd \
   --programs routed,$G.ur.rw,$G.uf.rw,$G.wc.ur.rw,$G.wc.uf.rw --peers peer.torch_compile.default $Q --wave-units 3
 run steps-rw --H 512 --forms plain --w-dtypes bf16,fp32 --T 4096,16384 --ops 2xfwd+bwd \

@@ -16,7 +16,7 @@ timeout ${1:-250} python scripts/device/gs_reduce_variants.py --shapes 512x4096:
 echo "rc=${PIPESTATUS[0]}"
 timeout ${2:-200} python scripts/device/gs_reduce_variants.py --shapes 8192x4096:bf16,8192x4096:fp32 \
   --program bwd.twosum.p1x.w16.fw.pf.gs.xs \
-  --others bwd.twosum_pair.p1x.w16.fw.pf.wr,bwd.twosum.p1x.w16.fw.pf.gs.xs.uf,bwd.twosum.p1x.w16.fw.pf.gs.xs.wc,peer.torch_compile.default \
+  --others bwd.twosum_pair.p1x.w16.fw.pf.wr,bwd.twosum.p1x.w16.fw.pf.gs.xs.uf,peer.torch_compile.default \
   --combos 64x64,128x32,32x128 --json $W/reduce-8192.json 2>&1 | grep -v -i warn | tee $W/reduce-8192.log
 echo "rc=${PIPESTATUS[0]}"
 timeout ${3:-100} python -m pytest -q -p no:cacheprovider tests/cake_kernels/test_programs.py -k "grid_sync and gpu" > $W/pytest-gs.log 2>&1
