@@ -53,18 +53,18 @@ GPU_RE = re.compile(r"^[A-Za-z0-9 ._:,()/+-]{1,200}$")  # a GPU model as the dri
 
 
 def choose_gpu(arch: str, counts: Mapping[str, int], wanted: str | None) -> str | None:
-    """The GPU model whose runs the evidence of ``arch`` is read from: ``wanted`` if it measured
-    ``arch`` (NotFound otherwise, the accepted models named); else the one model, or None when no
-    run was measured (published records only). GpuAmbiguous when several were and none is named.
-    ``counts``: GPU model -> measured runs of the arch."""
-    if wanted is not None:
-        if wanted not in counts:
-            have = ", ".join(repr(g) for g in sorted(counts)) or "none"
-            raise NotFound(f"gpu {wanted!r}: no measured run of {arch} on it; accepted: {have}")
-        return wanted
-    if len(counts) > 1:
-        raise GpuAmbiguous(arch, counts)
-    return None
+    """`measurements_db.aggregates.choose_gpu` (the CLI's rule), its refusals worded for a request:
+    NotFound (the accepted models named) for a model that did not measure ``arch``, GpuAmbiguous
+    where several did and none is named. ``counts``: GPU model -> measured runs of the arch."""
+    from measurements_db.aggregates import GpuChoiceError, choose_gpu as rule
+
+    try:
+        return rule(arch, counts, wanted)
+    except GpuChoiceError:
+        if wanted is None:
+            raise GpuAmbiguous(arch, counts) from None
+        have = ", ".join(repr(g) for g in sorted(counts)) or "none"
+        raise NotFound(f"gpu {wanted!r}: no measured run of {arch} on it; accepted: {have}") from None
 
 
 @dataclass(frozen=True)

@@ -170,6 +170,32 @@ class WorkloadEvidence:
         return sorted({T for (_, o, T) in self.timing if o == op})
 
 
+class GpuChoiceError(LookupError):
+    """No one GPU model's runs of ``arch`` can be read: ``wanted`` measured none of them (``wanted``
+    set), or several models did and none was named (``wanted`` None). ``counts``: GPU model ->
+    measured runs of the arch. Callers word the message for their own way of naming a model."""
+
+    def __init__(self, arch: str, counts: Mapping[str, int], wanted: str | None):
+        self.arch, self.counts, self.wanted = arch, dict(counts), wanted
+        super().__init__(f"{arch}: GPU model {wanted!r} not among {sorted(self.counts)}" if wanted is not None
+                         else f"{arch}: measured on {len(self.counts)} GPU models, none named")
+
+
+def choose_gpu(arch: str, counts: Mapping[str, int], wanted: str | None) -> str | None:
+    """The GPU model whose runs the evidence of ``arch`` is aggregated from: ``wanted`` if it measured
+    the arch, else the one model measured, or None (one model or none: every run). The route key's arch
+    is shared by cards whose timings differ (sm_90a: H100 and H200), so runs of several models are
+    never pooled: GpuChoiceError when several measured it and none is named, or when ``wanted`` is not
+    one of them. The CLI (`--gpu`) and the service (`?gpu=`) both follow this rule."""
+    if wanted is not None:
+        if wanted not in counts:
+            raise GpuChoiceError(arch, counts, wanted)
+        return wanted
+    if len(counts) > 1:
+        raise GpuChoiceError(arch, counts, None)
+    return None
+
+
 def median(values: Iterable[float]) -> float:
     """The median used everywhere in the project (mean of the two middle values for even n)."""
     return float(statistics.median(values))

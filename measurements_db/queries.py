@@ -68,7 +68,7 @@ def measured_gpus(store: Store, arch: str) -> dict[str, int]:
 
 def workload_evidence(store: Store, arch: str, gpu: str | None = None) -> dict[WorkloadKey, WorkloadEvidence]:
     """Aggregates of every workload of ``arch`` (equal to `aggregates.aggregate_records`); with
-    ``gpu``, of the runs on that GPU model only (see `cake_router.commands.solve_cmd.pick_gpu`)."""
+    ``gpu``, of the runs on that GPU model only (see `measurements_db.aggregates.choose_gpu`)."""
     wt, tt, rt = Workload.__table__, TimingBlock.__table__, Run.__table__
     with store.read() as conn:
         run_rows = conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source, rt.c.started, rt.c.gpu)).all()

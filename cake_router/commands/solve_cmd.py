@@ -39,17 +39,19 @@ def pick_gpu(arch: str, counts: dict[str, int], wanted: str | None) -> str | Non
     """The GPU model whose runs a route table of ``arch`` is solved from (None: every run, there being
     one model or none). The route key's arch is shared by cards whose timings differ (sm_90a: H100
     and H200, 3.0 against 4.2 TB/s of copy bandwidth), so measured runs of two models are never pooled
-    silently: --gpu picks one. ``counts``: GPU model -> measured runs of the arch."""
-    if wanted is not None:
-        if wanted not in counts:
+    silently: --gpu picks one. ``counts``: GPU model -> measured runs of the arch. The rule is
+    `measurements_db.aggregates.choose_gpu`; this words its refusals for the command line."""
+    from measurements_db.aggregates import GpuChoiceError, choose_gpu
+
+    try:
+        return choose_gpu(arch, counts, wanted)
+    except GpuChoiceError:
+        if wanted is not None:
             have = ", ".join(f"{g!r}" for g in sorted(counts)) or "none"
-            raise _cli_error(f"--gpu {wanted!r}: no measured run of {arch} on it; accepted: {have}")
-        return wanted
-    if len(counts) > 1:
+            raise _cli_error(f"--gpu {wanted!r}: no measured run of {arch} on it; accepted: {have}") from None
         have = "; ".join(f"{g!r} ({n} runs)" for g, n in sorted(counts.items()))
         raise _cli_error(f"the evidence of {arch} was measured on {len(counts)} GPU models: {have}. A route table "
-                         f"is solved from one: pass --gpu with one of them")
-    return None
+                         f"is solved from one: pass --gpu with one of them") from None
 
 
 def load_workloads(args: argparse.Namespace, arch: str | None) -> dict[str, list]:

@@ -173,3 +173,20 @@ def test_inputs_of_several_runs_do_not_add_up(tmp_path):
         assert {f.inputs for f in acc.families.values()} == {want}
         assert {f.worst for f in acc.families.values()} == {0.0006}  # the worse run counts
         assert point_qualified(acc, Policy()) is qualified
+
+
+def test_choose_gpu_never_pools_two_models():
+    """The one rule the CLI (`--gpu`) and the service (`?gpu=`) follow: a named model that measured the
+    arch, else the only one (None: every run), refused where several did and none is named or where the
+    named one did not."""
+    h100, h200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+    assert aggregates.choose_gpu("sm_90a", {}, None) is None
+    assert aggregates.choose_gpu("sm_90a", {h200: 3}, None) is None
+    assert aggregates.choose_gpu("sm_90a", {h200: 3, h100: 1}, h100) == h100
+    with pytest.raises(aggregates.GpuChoiceError) as exc:
+        aggregates.choose_gpu("sm_90a", {h200: 3, h100: 1}, None)
+    assert exc.value.wanted is None and exc.value.counts == {h200: 3, h100: 1} and exc.value.arch == "sm_90a"
+    for counts in ({}, {h200: 3}):
+        with pytest.raises(aggregates.GpuChoiceError) as exc:
+            aggregates.choose_gpu("sm_90a", counts, h100)
+        assert exc.value.wanted == h100 and exc.value.counts == counts
