@@ -120,8 +120,14 @@ class LaunchPolicy:
     gres_load: str = "in_step"
     reduce_tiles: str = "looped"
     barrier_wait: str = "all"
+    reduce_columns: int = 0
 
     def __post_init__(self) -> None:
+        if self.reduce_columns not in (0, 4, 8, 16, 32, 64):
+            raise ValueError(f"reduce_columns: {self.reduce_columns!r} is not one of (0, 4, 8, 16, 32, 64) "
+                             "(0: the grid's own tile, runner.grid_sync_meta)")
+        if self.reduce_columns and self.reduce_tiles != "flat":
+            raise ValueError("reduce_columns: an option of the flat reduce (reduce_tiles='flat') only")
         if self.reduce_tiles not in ("looped", "unrolled", "flat"):
             raise ValueError(f"reduce_tiles: {self.reduce_tiles!r} is not one of ('looped', 'unrolled', 'flat')")
         if self.barrier_wait not in ("all", "reducers"):
@@ -244,7 +250,7 @@ class Program:
         for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none"),
                              ("products", "eft"), ("chunk", 0),
                              ("static_h", False), ("heads_rows", "indexed"), ("stats", "ieee"), ("gres_load", "in_step"),
-                             ("reduce_tiles", "looped"), ("barrier_wait", "all")):
+                             ("reduce_tiles", "looped"), ("barrier_wait", "all"), ("reduce_columns", 0)):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -685,8 +691,15 @@ def _catalog() -> list[Program]:
     for base, suffix, options in (
             ("p4x.r4.w2.fw.pf.gs.xs", "uf.rw", dict(reduce_tiles="flat", barrier_wait="reducers")),
             ("p4x.r4.w2.fw.pf.gs.xs.wc", "uf.rw", dict(reduce_tiles="flat", barrier_wait="reducers")),
-            ("p1x.w16.fw.pf.gs.xs", "uf", dict(reduce_tiles="flat"))):
-        what = "the partials summed thread-wise over unrolled tiles, then one tree" + (
+            ("p1x.w16.fw.pf.gs.xs", "uf", dict(reduce_tiles="flat")),
+            # `.uf8` (session 23): the flat reduce in tiles of 8 columns by 64 partial rows instead of
+            # grid_sync_meta's 4 by 128 at H 512 (64 programs reduce and wait instead of 128, 9 tiles
+            # instead of 5). In scripts/device/gs_reduce_variants.py on an H100 (side by side): H 512
+            # BF16 T 4096 12.29 us against `.uf.rw`'s 12.93, T 16384 26.66 against 28.77.
+            ("p4x.r4.w2.fw.pf.gs.xs", "uf8.rw", dict(reduce_tiles="flat", reduce_columns=8, barrier_wait="reducers")),
+            ("p4x.r4.w2.fw.pf.gs.xs.wc", "uf8.rw", dict(reduce_tiles="flat", reduce_columns=8, barrier_wait="reducers"))):
+        what = "the partials summed thread-wise over unrolled tiles" + (
+            f" of {options['reduce_columns']} columns" if "reduce_columns" in options else "") + ", then one tree" + (
             " and only the reducing programs waiting at the barrier" if "barrier_wait" in options else "")
         progs.append(_twin(by_name[f"bwd.twosum.{base}"], suffix, what, **options))
     return progs

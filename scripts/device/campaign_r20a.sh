@@ -17,9 +17,9 @@ Q="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
 run q-gs-8192 --H 8192 --forms plain --w-dtypes bf16,fp32 --T 4096,16384 --ops bwd \
   --programs routed,bwd.twosum.p1x.w16.fw.pf.gs.xs,bwd.twosum.p1x.w16.fw.pf.gs.xs.uf --peers none $Q --wave-units 2
 run q-rw-512 --H 512 --forms plain --w-dtypes bf16,fp32 --T 4096,16384,65536 --ops bwd \
-  --programs routed,$G.ur.rw,$G.uf.rw,$G.wc.ur.rw,$G.wc.uf.rw --peers peer.torch_compile.default $Q --wave-units 3
+  --programs routed,$G.ur.rw,$G.uf.rw,$G.uf8.rw,$G.wc.ur.rw,$G.wc.uf.rw,$G.wc.uf8.rw --peers peer.torch_compile.default $Q --wave-units 3
 run steps-rw --H 512 --forms plain --w-dtypes bf16,fp32 --T 4096,16384 --ops 2xfwd+bwd \
-  --programs routed,$G.ur.rw,$G.uf.rw --peers peer.torch_compile.default --sessions 2 --seconds-per-unit 0.5 \
+  --programs routed,$G.ur.rw,$G.uf.rw,$G.uf8.rw --peers peer.torch_compile.default --sessions 2 --seconds-per-unit 0.5 \
   --inputs-per-family 0 --wave-units 2
 run q-rw-heads --forms heads_contiguous --w-dtypes bf16,fp32 --T 256,1024,4096,16384,65536,262144 --ops bwd \
   --programs routed,$E.fl.rw,$F.fl.rw,$F.wc.fl.rw --peers none $Q --wave-units 3

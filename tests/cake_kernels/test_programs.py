@@ -62,12 +62,13 @@ def test_registry_contract():
         assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
         parts = p.name.split(".")
         # `.ur` / `.uf` / `.rw` twins (the grid barrier's reduce and wait options) are their `.gs` base's
-        # name plus `.ur`, `.uf`, `.rw`, `.ur.rw` or `.uf.rw`, the last parts
+        # name plus `.ur`, `.uf`, `.rw`, `.ur.rw`, `.uf.rw` or `.uf8.rw`, the last parts
         assert (lp.barrier_wait == "reducers") == (parts[-1] == "rw"), p.name
         if lp.barrier_wait == "reducers":
             parts = parts[:-1]
         assert (lp.reduce_tiles == "unrolled") == (parts[-1] == "ur"), p.name
-        assert (lp.reduce_tiles == "flat") == (parts[-1] == "uf"), p.name
+        # `.uf8`: the flat reduce in tiles of 8 columns (reduce_columns)
+        assert (lp.reduce_tiles == "flat") == (parts[-1] == f"uf{lp.reduce_columns or ''}"), p.name
         if lp.reduce_tiles != "looped":
             parts = parts[:-1]
         # `.gp` twins (GRES prefetch) are their base's name plus `.gp`, the last part
@@ -793,12 +794,14 @@ def test_grid_sync_flat_reduce_programs_keep_the_rows_and_sum_the_same_partials(
     FP32), within budget against FP64. 3 SMs: several programs, tiles of few rows, and at T 1 all
     but one program's partial rows absent (masked tiles add nothing)."""
     prog = registry.get(name)
-    base = registry.get(name.removesuffix(".rw").removesuffix(".uf"))
-    assert prog.launch == replace(base.launch, reduce_tiles="flat", barrier_wait=prog.launch.barrier_wait)
+    base = registry.get(name.removesuffix(".rw").removesuffix(".uf").removesuffix(".uf8"))
+    assert prog.launch == replace(base.launch, reduce_tiles="flat", barrier_wait=prog.launch.barrier_wait,
+                                  reduce_columns=prog.launch.reduce_columns)
     assert prog.fallback == base.fallback and prog.deterministic and not runner.grid_sync_v2(prog)
     monkeypatch.setattr(runner, "sm_count", lambda device: 3)
     meta = runner.grid_sync_flat_constexprs(prog, 256, runner.backward_launch_meta(prog, 256, False)[1], 3)
     assert meta["RED_TILES"] >= 1 and meta["REDUCERS_WAIT"] == name.endswith(".rw")
+    assert meta["RED_C"] == (prog.launch.reduce_columns or runner.grid_sync_meta(3 * prog.launch.programs_per_sm, 256, 2)["RED_C"])
     for w in prog.w_dtypes:
         for T in (1, 70):
             inp = inputs("outlier_rows", T, 256, w, form="plain", seed=T)
@@ -829,8 +832,13 @@ def test_grid_sync_flat_reduce_is_fixed_order_and_bounded():
     assert outs[0][5] == 0 and not torch.signbit(outs[0][5])
     prog = registry.get("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw")
     assert runner.grid_sync_flat_constexprs(prog, 512, 2, 132)["RED_TILES"] == 5  # 528 rows in tiles of 128
-    with pytest.raises(ValueError, match=r"bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw.*at most 8.*'bwd.twosum.p4x.r4.w2.fw.pf.gs.xs'"):
-        runner.grid_sync_flat_constexprs(prog, 512, 2, 300)  # 1200 rows: 10 tiles of 128
+    with pytest.raises(ValueError, match=r"bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw.*at most 12.*'bwd.twosum.p4x.r4.w2.fw.pf.gs.xs'"):
+        runner.grid_sync_flat_constexprs(prog, 512, 2, 400)  # 1600 rows: 13 tiles of 128
+    prog8 = registry.get("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf8.rw")
+    meta8 = runner.grid_sync_flat_constexprs(prog8, 512, 2, 132)  # 528 rows in 9 tiles of [64 x 8]: 64 reducers
+    assert (meta8["RED_P"], meta8["RED_C"], meta8["RED_TILES"]) == (64, 8, 9)
+    assert runner.grid_sync_flat_constexprs(prog8, 16384, 2, 132)["RED_C"] == 8  # fixed, where the grid's own tile is 32 wide
+    assert prog8.fingerprint != registry.get("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw").fingerprint
 
 
 def test_grid_sync_unrolled_reduce_is_bounded_and_exact():
@@ -854,6 +862,10 @@ def test_grid_sync_unrolled_reduce_is_bounded_and_exact():
 
 
 def test_grid_sync_options_need_the_grid_barrier():
+    with pytest.raises(ValueError, match=r"reduce_columns: 12 is not one of \(0, 4, 8, 16, 32, 64\)"):
+        registry.LaunchPolicy("persistent", reduce="grid_sync", reduce_tiles="flat", reduce_columns=12)
+    with pytest.raises(ValueError, match=r"reduce_columns: an option of the flat reduce"):
+        registry.LaunchPolicy("persistent", reduce="grid_sync", reduce_tiles="unrolled", reduce_columns=8)
     with pytest.raises(ValueError, match="reduce_tiles: 'wide' is not one of"):
         registry.LaunchPolicy("persistent", reduce="grid_sync", reduce_tiles="wide")
     with pytest.raises(ValueError, match="barrier_wait: 'some' is not one of"):
@@ -868,7 +880,8 @@ def test_grid_sync_programs_fall_back_to_their_two_launch_twin():
         prog = registry.get(name)
         fb = registry.get(prog.fallback)
         assert fb.family == "twosum_pair" and fb.launch == replace(
-            prog.launch, reduce="wide", heads_rows=fb.launch.heads_rows, reduce_tiles="looped", barrier_wait="all"), name
+            prog.launch, reduce="wide", heads_rows=fb.launch.heads_rows, reduce_tiles="looped", barrier_wait="all",
+            reduce_columns=0), name
         assert set(prog.forms) <= set(fb.forms) and set(prog.w_dtypes) <= set(fb.w_dtypes) and fb.H_max >= prog.H_max, name
 
 
@@ -932,7 +945,8 @@ def test_grid_sync_refused_by_the_driver_on_the_gpu_falls_back(monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["bwd.twosum.p4x.r4.w2.fw.pf.gs.xs", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur",
-                                  "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur.rw", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw"])
+                                  "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur.rw", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw",
+                                  "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf8.rw"])
 def test_grid_sync_program_on_the_gpu_in_a_cuda_graph(name):
     """On the GPU a `.gs` program is one cooperative launch with the barrier: the same dx as its
     two-launch twin, dw equal up to summation order (and for the `.ur` / `.rw` options, bit for bit
@@ -947,7 +961,7 @@ def test_grid_sync_program_on_the_gpu_in_a_cuda_graph(name):
     ws = runner.workspace_for(prog, x)
     dx, dw = runner.backward(prog, g, x, w, rstd, None, ws)
     dx2, dw2 = runner.backward(twin, g, x, w, rstd)
-    dx3, dw3 = runner.backward(_grid_sync_base(name).removesuffix(".uf"), g, x, w, rstd)
+    dx3, dw3 = runner.backward(_grid_sync_base(name).removesuffix(".uf").removesuffix(".uf8"), g, x, w, rstd)
     torch.cuda.synchronize()
     assert torch.equal(dx, dx2) and torch.equal(dx, dx3)
     assert torch.equal(dw, dw3) or (runner.grid_sync_flat(prog) and torch.allclose(dw, dw3, rtol=1e-6, atol=0))
