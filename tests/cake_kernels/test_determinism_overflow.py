@@ -9,14 +9,26 @@ import torch
 from cake_kernels import registry, runner
 from cake_kernels.reference import dw_err_over_tol, oracle, reference_forward
 from tests.cake_kernels.helpers import inputs
+from tests.cake_kernels.interpreter_twins import Case, one_per_class
 
-DET_TRITON = [p.name for p in registry.all_programs() if p.op == "bwd" and p.deterministic and p.launch.grid != "reference"]
-COMPENSATED = [p.name for p in registry.all_programs() if p.family in ("twosum", "twosum_pair")]
+
+def _det_h(program) -> int:
+    return 296 if program.H_max >= 296 else 248  # multiples of 8: the `.tma` programs read in place
+
+
+# Under the interpreter, one program per class of interpreter twins on the shapes each test uses
+# (tests/cake_kernels/interpreter_twins.py); on a GPU, every program.
+DET_TRITON = one_per_class(
+    [p.name for p in registry.all_programs() if p.op == "bwd" and p.deterministic and p.launch.grid != "reference"],
+    lambda p: [Case(97, _det_h(p), "bf16")])
+COMPENSATED = one_per_class(
+    [p.name for p in registry.all_programs() if p.family in ("twosum", "twosum_pair")],
+    [Case(16, 64, "fp32"), Case(700, 8, "fp32")])
 
 
 @pytest.mark.parametrize("name", DET_TRITON)
 def test_det_programs_are_bitwise_reproducible_with_a_poisoned_workspace(name):
-    H = 296 if registry.get(name).H_max >= 296 else 248  # multiples of 8: the `.tma` programs read in place
+    H = _det_h(registry.get(name))
     inp = inputs("outlier_rows", 97, H, "bf16", seed=5)
     _, rstd, _ = reference_forward(inp.x, inp.w, 1e-6)
     ws = runner.workspace_for(name, inp.x)
@@ -64,7 +76,9 @@ def test_long_same_sign_runs_fold_before_overflow(name):
     assert float(dw_err_over_tol(dw, dw64).max()) <= 1.0
 
 
-TILED_COMPENSATED = [p.name for p in registry.all_programs() if p.family in ("twosum", "twosum_pair") and p.launch.rows > 1]
+TILED_COMPENSATED = one_per_class(
+    [p.name for p in registry.all_programs() if p.family in ("twosum", "twosum_pair") and p.launch.rows > 1],
+    [Case(512, 16, "fp32")])
 
 
 @pytest.mark.parametrize("name", TILED_COMPENSATED)

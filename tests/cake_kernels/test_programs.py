@@ -16,6 +16,7 @@ import torch
 from cake_kernels import registry, runner
 from cake_kernels.reference import reference_forward
 from tests.cake_kernels.helpers import inputs, run_backward_checked, run_forward_checked
+from tests.cake_kernels.interpreter_twins import Case, one_per_class
 
 HS = (1, 7, 256, 512, 1000, 4096)
 TS = (0, 1, 2, 63, 64, 65, 257)
@@ -436,13 +437,27 @@ def test_family_representative_full_matrix(name, H):
         _run(name, inputs("gaussian", T, H, ("bf16", "fp32")[i % 2], seed=i))
 
 
-@pytest.mark.parametrize("name", TRITON_PROGRAMS)
+def _every_program_shapes(prog) -> list[tuple[int, int]]:
+    return [(H, T) for H, T in ((7, 0), (7, 1), (256, 65), (1000, 2), (512, 63)) if H <= prog.H_max]
+
+
+def _w_dtype_for(T: int) -> str:
+    return "bf16" if T % 2 else "fp32"
+
+
+# Under the interpreter, one program per class of interpreter twins on these shapes (warps and
+# stages alone do not change what the interpreter runs: tests/cake_kernels/interpreter_twins.py).
+EVERY_PROGRAM = one_per_class(
+    TRITON_PROGRAMS, lambda p: [Case(T, H, _w_dtype_for(T)) for H, T in _every_program_shapes(p)])
+
+
+@pytest.mark.parametrize("name", EVERY_PROGRAM)
 def test_every_program(name):
     prog = registry.get(name)
-    shapes = [(H, T) for H, T in ((7, 0), (7, 1), (256, 65), (1000, 2), (512, 63)) if H <= prog.H_max]
+    shapes = _every_program_shapes(prog)
     assert len(shapes) >= 3  # every program takes H up to 256 at least
     for H, T in shapes:
-        _run(name, inputs("gaussian", T, H, "bf16" if T % 2 else "fp32", seed=T))
+        _run(name, inputs("gaussian", T, H, _w_dtype_for(T), seed=T))
 
 
 @pytest.mark.parametrize("name", FAMILY_REPRESENTATIVES)
