@@ -20,6 +20,14 @@ except Exception:  # torch missing entirely: kernel tests will fail loudly on im
 if not _HAS_CUDA:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
+if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+    # The interpreter's tl.reduce with a combine function a slice at a time instead of an element at
+    # a time, and helper calls inside a launch without re-patching triton.language: the same
+    # results, bit for bit, in a fraction of the time (tests/interpreter_speedups.py).
+    from tests import interpreter_speedups
+
+    interpreter_speedups.install()
+
 
 def pytest_collection_modifyitems(config, items):
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU (run on the H200 through the device tool)")

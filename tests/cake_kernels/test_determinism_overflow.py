@@ -9,25 +9,26 @@ import torch
 from cake_kernels import registry, runner
 from cake_kernels.reference import dw_err_over_tol, oracle, reference_forward
 from tests.cake_kernels.helpers import inputs
-from tests.cake_kernels.interpreter_twins import Case, one_per_class
+from tests.cake_kernels.interpreter_twins import Case, Thinned
 
 
 def _det_h(program) -> int:
     return 296 if program.H_max >= 296 else 248  # multiples of 8: the `.tma` programs read in place
 
 
-# Under the interpreter, one program per class of interpreter twins on the shapes each test uses
-# (tests/cake_kernels/interpreter_twins.py); on a GPU, every program.
-DET_TRITON = one_per_class(
+# Under the interpreter, the kernels of one program per class of interpreter twins on the shapes
+# each test uses run (tests/cake_kernels/interpreter_twins.py); on a GPU, every program's.
+DET_TRITON = Thinned(
     [p.name for p in registry.all_programs() if p.op == "bwd" and p.deterministic and p.launch.grid != "reference"],
     lambda p: [Case(97, _det_h(p), "bf16")])
-COMPENSATED = one_per_class(
+COMPENSATED = Thinned(
     [p.name for p in registry.all_programs() if p.family in ("twosum", "twosum_pair")],
     [Case(16, 64, "fp32"), Case(700, 8, "fp32")])
 
 
-@pytest.mark.parametrize("name", DET_TRITON)
+@pytest.mark.parametrize("name", DET_TRITON.names)
 def test_det_programs_are_bitwise_reproducible_with_a_poisoned_workspace(name):
+    DET_TRITON.run_kernels(name)
     H = _det_h(registry.get(name))
     inp = inputs("outlier_rows", 97, H, "bf16", seed=5)
     _, rstd, _ = reference_forward(inp.x, inp.w, 1e-6)
@@ -43,8 +44,9 @@ def test_det_programs_are_bitwise_reproducible_with_a_poisoned_workspace(name):
         assert int(ws.counter[0].item()) == 0  # the single-launch arrival count reset itself
 
 
-@pytest.mark.parametrize("name", COMPENSATED)
+@pytest.mark.parametrize("name", COMPENSATED.names)
 def test_compensated_programs_stay_finite_with_products_near_1e37(name):
+    COMPENSATED.run_kernels(name)
     # Same-sign rows whose x * rstd is ~1 and g ~ 1e37: every product g * x * rstd is ~1e37, so 16
     # rows sum to ~1.6e38, half the FP32 maximum (g * x alone would be fine too: BF16 products are
     # exact). A compensated sum whose running sum or residual overflowed would turn inf - inf into NaN.
@@ -60,8 +62,9 @@ def test_compensated_programs_stay_finite_with_products_near_1e37(name):
     assert float(dw_err_over_tol(dw, dw64).max()) <= 1.0
 
 
-@pytest.mark.parametrize("name", COMPENSATED)
+@pytest.mark.parametrize("name", COMPENSATED.names)
 def test_long_same_sign_runs_fold_before_overflow(name):
+    COMPENSATED.run_kernels(name)
     # More rows than the fold period (256) with large same-sign products: the FP64 fold keeps the
     # FP32 (sum, compensation) pair bounded, so the total stays finite and in budget.
     T, H = 700, 8
@@ -76,13 +79,14 @@ def test_long_same_sign_runs_fold_before_overflow(name):
     assert float(dw_err_over_tol(dw, dw64).max()) <= 1.0
 
 
-TILED_COMPENSATED = one_per_class(
+TILED_COMPENSATED = Thinned(
     [p.name for p in registry.all_programs() if p.family in ("twosum", "twosum_pair") and p.launch.rows > 1],
     [Case(512, 16, "fp32")])
 
 
-@pytest.mark.parametrize("name", TILED_COMPENSATED)
+@pytest.mark.parametrize("name", TILED_COMPENSATED.names)
 def test_twosum_tiles_lose_nothing_where_a_plain_tile_sum_would(name):
+    TILED_COMPENSATED.run_kernels(name)
     # Rows alternate M, 1, -M, 1, ... (M = 2^25, rstd = 1, g = 1): a two-row tile summed in plain FP32
     # gives M + 1 = M (the 1 is below half an ulp of M), so the plain tiled program loses every 1
     # while the TwoSum tree keeps it: dw = T / 2 exactly.

@@ -16,7 +16,7 @@ import torch
 from cake_kernels import registry, runner
 from cake_kernels.reference import reference_forward
 from tests.cake_kernels.helpers import inputs, run_backward_checked, run_forward_checked
-from tests.cake_kernels.interpreter_twins import Case, one_per_class
+from tests.cake_kernels.interpreter_twins import Case, Thinned
 
 HS = (1, 7, 256, 512, 1000, 4096)
 TS = (0, 1, 2, 63, 64, 65, 257)
@@ -103,10 +103,31 @@ def test_registry_contract():
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
 
 
-SPLIT_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.split_h) and _family_tested(p)]
+def _split_twin(name: str) -> str:
+    twin = name.replace(".sp", "").removesuffix(".wx").removesuffix(".wt").removesuffix(".wc")  # bitwise their bases (tests below)
+    if twin not in registry.names():
+        twin = twin.removesuffix(".xs")  # no unsplit split-rstd twin: the unsplit program with mul.rn products
+    return twin
 
 
-@pytest.mark.parametrize("name", SPLIT_PROGRAMS)
+def _split_calls(prog):
+    """(H, T, form, weight dtype) of test_split_row_programs."""
+    shapes = ((3, 5), (7, 2), (1000, 3), (1536, 17), (5120, 2)) if prog.op == "fwd" else ((3, 70), (1000, 9), (1536, 33))
+    return [(H, T, form, "bf16" if H % 2 or "fp32" not in prog.w_dtypes else "fp32")
+            for H, T in shapes for form in ("plain", "residual")]
+
+
+def _with_partner(calls, partner):
+    """The interpreter-twin cases of a test that runs its program and `partner` on each call."""
+    return [Case(T, H, w, form, who) for H, T, form, w in calls for who in (None, partner)]
+
+
+SPLIT_PROGRAMS = Thinned(
+    [p.name for p in registry.all_programs() if (p.launch.split_h) and _family_tested(p)],
+    lambda p: _with_partner(_split_calls(p), _split_twin(p.name)))
+
+
+@pytest.mark.parametrize("name", SPLIT_PROGRAMS.names)
 def test_split_row_programs(name):
     """Rows held as two tiles: H that is not a power of two, against FP64 (poisoned outputs), with a
     residual, and equal to the unsplit twin up to summation order (rstd and dx's row mean)."""
@@ -115,34 +136,40 @@ def test_split_row_programs(name):
     assert prog.launch.tiles_for(4096) == (4096, 0)
     w = prog.w_dtypes[0]
     assert not prog.supports(4096, "plain", w) and prog.supports(6144, "plain", w)
-    twin = name.replace(".sp", "").removesuffix(".wx").removesuffix(".wt").removesuffix(".wc")  # bitwise their bases (tests below)
-    if twin not in registry.names():
-        twin = twin.removesuffix(".xs")  # no unsplit split-rstd twin: the unsplit program with mul.rn products
-    shapes = ((3, 5), (7, 2), (1000, 3), (1536, 17), (5120, 2)) if prog.op == "fwd" else ((3, 70), (1000, 9), (1536, 33))
-    for H, T in shapes:
-        for form in ("plain", "residual"):
-            inp = inputs("same_sign", T, H, "bf16" if H % 2 or "fp32" not in prog.w_dtypes else "fp32", form=form, seed=H + T)
-            if prog.op == "fwd":
-                y, rstd, h = run_forward_checked(prog, inp)
-                y2, rstd2, h2 = runner.forward(twin, inp.x, inp.w, 1e-6, inp.residual)
-                torch.testing.assert_close(rstd, rstd2, rtol=2e-6, atol=0)
-                torch.testing.assert_close(y.float(), y2.float(), rtol=1e-2, atol=0)
-                if h is not None:
-                    assert torch.equal(h, h2)
+    twin = _split_twin(name)
+    SPLIT_PROGRAMS.run_kernels(name)
+    for H, T, form, w_dtype in _split_calls(prog):
+        inp = inputs("same_sign", T, H, w_dtype, form=form, seed=H + T)
+        if prog.op == "fwd":
+            y, rstd, h = run_forward_checked(prog, inp)
+            y2, rstd2, h2 = runner.forward(twin, inp.x, inp.w, 1e-6, inp.residual)
+            torch.testing.assert_close(rstd, rstd2, rtol=2e-6, atol=0)
+            torch.testing.assert_close(y.float(), y2.float(), rtol=1e-2, atol=0)
+            if h is not None:
+                assert torch.equal(h, h2)
+        else:
+            dx, dw, worst = run_backward_checked(prog, inp)
+            dx2, dw2, worst2 = run_backward_checked(registry.get(twin), inp)
+            torch.testing.assert_close(dx.float(), dx2.float(), rtol=1e-2, atol=1e-2)
+            if prog.family.startswith("twosum") and prog.launch.products == registry.get(twin).launch.products:
+                assert torch.equal(dw, dw2)  # compensated per column: the split changes no column's sum
             else:
-                dx, dw, worst = run_backward_checked(prog, inp)
-                dx2, dw2, worst2 = run_backward_checked(registry.get(twin), inp)
-                torch.testing.assert_close(dx.float(), dx2.float(), rtol=1e-2, atol=1e-2)
-                if prog.family.startswith("twosum") and prog.launch.products == registry.get(twin).launch.products:
-                    assert torch.equal(dw, dw2)  # compensated per column: the split changes no column's sum
-                else:
-                    torch.testing.assert_close(dw, dw2, rtol=1e-5, atol=1e-5)
+                torch.testing.assert_close(dw, dw2, rtol=1e-5, atol=1e-5)
 
 
-WEIGHT_READ_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_load != "hoisted") and _family_tested(p)]
+def _weight_read_calls(prog):
+    """(H, T, form, weight dtype) of test_weight_read_programs_are_bitwise_their_base."""
+    H_T = ((5120, 9), (1536, 5)) if prog.launch.split_h else ((256, 37), (1000, 11), (7, 3))
+    return [(H, T, form, ("fp32", "bf16")[i % 2]) for i, (H, T) in enumerate(H_T)
+            for form in (("plain", "residual", "heads_strided") if H == 256 else ("plain", "residual"))]
 
 
-@pytest.mark.parametrize("name", WEIGHT_READ_PROGRAMS)
+WEIGHT_READ_PROGRAMS = Thinned(
+    [p.name for p in registry.all_programs() if (p.launch.weight_load != "hoisted") and _family_tested(p)],
+    lambda p: _with_partner(_weight_read_calls(p), p.name.removesuffix(".wx").removesuffix(".wt")), sms=1)
+
+
+@pytest.mark.parametrize("name", WEIGHT_READ_PROGRAMS.names)
 def test_weight_read_programs_are_bitwise_their_base(name, monkeypatch):
     """`.wx` and `.wt` programs move the weight's read, not the arithmetic: y, rstd and h_new equal
     the base program's bit for bit, with either weight, several tiles per persistent program (a
@@ -151,15 +178,14 @@ def test_weight_read_programs_are_bitwise_their_base(name, monkeypatch):
     prog = registry.get(name)
     assert prog.launch.weight_load != "hoisted" and registry.get(base).launch.weight_load == "hoisted"
     assert runner.forward_kernel(prog) is not runner.forward_kernel(registry.get(base))
+    WEIGHT_READ_PROGRAMS.run_kernels(name)
     monkeypatch.setattr(runner, "sm_count", lambda device: 1)  # 2-8 programs: several tiles each
-    H_T = ((5120, 9), (1536, 5)) if prog.launch.split_h else ((256, 37), (1000, 11), (7, 3))
-    for i, (H, T) in enumerate(H_T):
-        for form in ("plain", "residual", "heads_strided") if H == 256 else ("plain", "residual"):
-            inp = inputs("outlier_rows", T, H, ("fp32", "bf16")[i % 2], form=form, seed=H + T)
-            y, rstd, h = run_forward_checked(prog, inp)
-            y2, rstd2, h2 = runner.forward(base, inp.x, inp.w, 1e-6, inp.residual)
-            assert torch.equal(y, y2) and torch.equal(rstd, rstd2), (H, T, form)
-            assert (h is None and h2 is None) or torch.equal(h, h2)
+    for H, T, form, w_dtype in _weight_read_calls(prog):
+        inp = inputs("outlier_rows", T, H, w_dtype, form=form, seed=H + T)
+        y, rstd, h = run_forward_checked(prog, inp)
+        y2, rstd2, h2 = runner.forward(base, inp.x, inp.w, 1e-6, inp.residual)
+        assert torch.equal(y, y2) and torch.equal(rstd, rstd2), (H, T, form)
+        assert (h is None and h2 is None) or torch.equal(h, h2)
 
 
 def _check_against_register_held_row(prog, shapes, head_forms):
@@ -229,31 +255,37 @@ def test_static_row_forward_programs(name):
 
 
 # `.sr` twins are checked against their `.wr` base (test_split_reduce_programs_match_their_wide_twin).
-WEIGHT_CAST_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.weight_cast == "fp32" and p.launch.reduce != "split") and _family_tested(p)]
+def _weight_cast_calls(prog):
+    """(H, T, form) of test_weight_cast_programs_run_the_fp32_weight_build."""
+    H_T = ((1536, 9), (1000, 5)) if prog.launch.split_h else ((256, 40), (512, 17), (7, 5))
+    return [(H, T, form) for H, T in H_T if prog.supports(H, "plain", "bf16") for form in ("plain", "residual")]
 
 
-@pytest.mark.parametrize("name", WEIGHT_CAST_PROGRAMS)
+WEIGHT_CAST_PROGRAMS = Thinned(
+    [p.name for p in registry.all_programs() if (p.launch.weight_cast == "fp32" and p.launch.reduce != "split") and _family_tested(p)],
+    lambda p: [c for H, T, form in _weight_cast_calls(p)
+               for c in (Case(T, H, "bf16", form), Case(T, H, "fp32", form, p.name.removesuffix(".wc")))], sms=1)
+
+
+@pytest.mark.parametrize("name", WEIGHT_CAST_PROGRAMS.names)
 def test_weight_cast_programs_run_the_fp32_weight_build(name, monkeypatch):
     """`.wc` programs take BF16 weights only and give, bit for bit, what their base program gives
     with the same weight in FP32 (the cast is exact), the FP32 copy held in their workspace."""
     base = registry.get(name.removesuffix(".wc"))
     prog = registry.get(name)
     assert prog.w_dtypes == ("bf16",) and not prog.supports(512, "plain", "fp32")
+    WEIGHT_CAST_PROGRAMS.run_kernels(name)
     monkeypatch.setattr(runner, "sm_count", lambda device: 1)  # several tiles and folds per program
-    H_T = ((1536, 9), (1000, 5)) if prog.launch.split_h else ((256, 40), (512, 17), (7, 5))
-    for H, T in H_T:
-        if not prog.supports(H, "plain", "bf16"):
-            continue
-        for form in ("plain", "residual"):
-            inp = inputs("outlier_rows", T, H, "bf16", form=form, seed=H + T)
-            dx, dw, _ = run_backward_checked(prog, inp)
-            _, rstd, h = reference_forward(inp.x, inp.w, 1e-6, inp.residual)
-            xn = h if h is not None else inp.x
-            ws = runner.workspace_for(prog, xn)
-            dx1, dw1 = runner.backward(prog, inp.g, xn, inp.w, rstd, inp.g_h_new, ws)
-            dx2, dw2 = runner.backward(base, inp.g, xn, inp.w.float(), rstd, inp.g_h_new)
-            assert torch.equal(dx1, dx2) and torch.equal(dw1, dw2), (H, T, form)
-            assert torch.equal(ws.weight32, inp.w.float())
+    for H, T, form in _weight_cast_calls(prog):
+        inp = inputs("outlier_rows", T, H, "bf16", form=form, seed=H + T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        _, rstd, h = reference_forward(inp.x, inp.w, 1e-6, inp.residual)
+        xn = h if h is not None else inp.x
+        ws = runner.workspace_for(prog, xn)
+        dx1, dw1 = runner.backward(prog, inp.g, xn, inp.w, rstd, inp.g_h_new, ws)
+        dx2, dw2 = runner.backward(base, inp.g, xn, inp.w.float(), rstd, inp.g_h_new)
+        assert torch.equal(dx1, dx2) and torch.equal(dw1, dw2), (H, T, form)
+        assert torch.equal(ws.weight32, inp.w.float())
 
 
 def _split_rstd_terms(g, x, r):
@@ -285,28 +317,36 @@ def test_split_rstd_products_are_exact():
     assert float(((g * (x * r)).double() - exact).abs().div(exact.abs()).max()) > 2.0**-31
 
 
-XS_PROGRAMS = [p.name for p in registry.all_programs()
-               if (p.launch.products == "split_rstd" and p.launch.reduce not in ("split", "grid_sync")) and _family_tested(p)]
+def _xs_calls(prog):
+    """(H, T, input family, form) of test_split_rstd_programs_match_their_eft_base."""
+    w = prog.w_dtypes[0]
+    return [(H, T, fam, form)
+            for H, T, fam in ((1536, 40, "outlier_rows"), (512, 300, "gaussian"), (256, 33, "same_sign"), (7, 5, "gaussian"))
+            if prog.supports(H, "plain", w) for form in ("plain", "residual")]
 
 
-@pytest.mark.parametrize("name", XS_PROGRAMS)
+XS_PROGRAMS = Thinned(
+    [p.name for p in registry.all_programs()
+     if (p.launch.products == "split_rstd" and p.launch.reduce not in ("split", "grid_sync")) and _family_tested(p)],
+    lambda p: _with_partner([(H, T, form, p.w_dtypes[0]) for H, T, _, form in _xs_calls(p)], p.name.replace(".xs", "")),
+    sms=1)
+
+
+@pytest.mark.parametrize("name", XS_PROGRAMS.names)
 def test_split_rstd_programs_match_their_eft_base(name, monkeypatch):
     """`.xs` programs: dx bit for bit as the program with mul.rn products, dw at the FP32 rounding floor
     against FP64 as that program's (both compensated with exact products; only their error terms differ)."""
     prog = registry.get(name)
     base = registry.get(name.replace(".xs", ""))
     assert base.launch.products == "eft" and prog.launch == replace(base.launch, products="split_rstd")
+    XS_PROGRAMS.run_kernels(name)
     monkeypatch.setattr(runner, "sm_count", lambda device: 1)  # several tiles and folds per program
-    w = prog.w_dtypes[0]
-    for H, T, fam in ((1536, 40, "outlier_rows"), (512, 300, "gaussian"), (256, 33, "same_sign"), (7, 5, "gaussian")):
-        if not prog.supports(H, "plain", w):
-            continue
-        for form in ("plain", "residual"):
-            inp = inputs(fam, T, H, w, form=form, seed=H + T)
-            dx, dw, worst = run_backward_checked(prog, inp)
-            dx2, dw2, worst2 = run_backward_checked(base, inp)
-            assert torch.equal(dx, dx2), (H, T, form)
-            assert worst <= max(worst2, 6.0e-4) * 1.01, (H, T, form, worst, worst2)
+    for H, T, fam, form in _xs_calls(prog):
+        inp = inputs(fam, T, H, prog.w_dtypes[0], form=form, seed=H + T)
+        dx, dw, worst = run_backward_checked(prog, inp)
+        dx2, dw2, worst2 = run_backward_checked(base, inp)
+        assert torch.equal(dx, dx2), (H, T, form)
+        assert worst <= max(worst2, 6.0e-4) * 1.01, (H, T, form, worst, worst2)
 
 
 def test_split_rstd_products_need_a_two_launch_compensated_program():
@@ -330,16 +370,24 @@ def test_launch_policy_rejects_an_unknown_fold_location():
         registry.LaunchPolicy("persistent", weight_cast="fp16")
 
 
-WIDE_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "wide") and _family_tested(p)]
+def _wide_twin_cases(p):
+    twin = p.name.replace(".wr", "")
+    partner = twin if twin in registry.names("bwd") else p.name
+    return _with_partner([(H, T, "plain", "fp32") for H, T in ((256, 300), (1000, 41)) if p.supports(H, "plain", "fp32")], partner)
 
 
-@pytest.mark.parametrize("name", WIDE_REDUCE_PROGRAMS)
+WIDE_REDUCE_PROGRAMS = Thinned(
+    [p.name for p in registry.all_programs() if (p.launch.reduce == "wide") and _family_tested(p)], _wide_twin_cases)
+
+
+@pytest.mark.parametrize("name", WIDE_REDUCE_PROGRAMS.names)
 def test_wide_reduce_programs_match_their_serial_twin(name):
     """`.wr` programs differ from their serial-reduce twin only in the partials reduce: dx is
     bitwise equal and dw equal up to the FP64 summation order of the partials (FP32 result)."""
     twin = name.replace(".wr", "")
     prog = registry.get(name)
     assert prog.launch.reduce == "wide" and runner.reduce_meta(prog, 512)[0] == "reduce_partials_wide_kernel"
+    WIDE_REDUCE_PROGRAMS.run_kernels(name)
     for H, T in ((256, 300), (1000, 41)):
         if not prog.supports(H, "plain", "fp32"):
             continue
@@ -364,10 +412,22 @@ def test_wide_reduce_sums_more_partials_than_one_tile():
     torch.testing.assert_close(dw, ws.sum(0).float(), rtol=1e-6, atol=1e-12)
 
 
-SPLIT_REDUCE_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.reduce == "split") and _family_tested(p)]
+def _split_reduce_calls(prog):
+    """(H, T, form, weight dtype) of test_split_reduce_programs_match_their_wide_twin."""
+    out = []
+    for form, T, H in (("plain", 400, 256), ("heads_contiguous", 60, 256), ("residual", 33, 200)):
+        w_dtype = "bf16" if "bf16" in prog.w_dtypes and T % 2 == 0 else "fp32"
+        if prog.supports(H, form, w_dtype):
+            out.append((H, T, form, w_dtype))
+    return out
 
 
-@pytest.mark.parametrize("name", SPLIT_REDUCE_PROGRAMS)
+SPLIT_REDUCE_PROGRAMS = Thinned(
+    [p.name for p in registry.all_programs() if (p.launch.reduce == "split") and _family_tested(p)],
+    lambda p: _with_partner(_split_reduce_calls(p), p.name.removesuffix(".sr")), sms=12)
+
+
+@pytest.mark.parametrize("name", SPLIT_REDUCE_PROGRAMS.names)
 def test_split_reduce_programs_match_their_wide_twin(name, monkeypatch):
     """`.sr` programs differ from their `.wr` twin only in the partials reduce: dx bitwise equal, dw
     equal up to the FP64 summation order, and bitwise the same run to run. 12 SMs make the grid (and
@@ -376,10 +436,8 @@ def test_split_reduce_programs_match_their_wide_twin(name, monkeypatch):
     twin = registry.get(name.removesuffix(".sr"))
     prog = registry.get(name)
     assert twin.launch.reduce == "wide" and replace(prog, name=twin.name, launch=twin.launch, description=twin.description) == twin
-    for form, T, H in (("plain", 400, 256), ("heads_contiguous", 60, 256), ("residual", 33, 200)):
-        w_dtype = "bf16" if "bf16" in prog.w_dtypes and T % 2 == 0 else "fp32"
-        if not prog.supports(H, form, w_dtype):
-            continue
+    SPLIT_REDUCE_PROGRAMS.run_kernels(name)
+    for H, T, form, w_dtype in _split_reduce_calls(prog):
         inp = inputs("same_sign", T, H, w_dtype, form=form, seed=T)
         dx, dw, _ = run_backward_checked(prog, inp)
         dx2, dw2, _ = run_backward_checked(twin, inp)
@@ -410,7 +468,7 @@ def test_split_reduce_sums_every_partial_row_once():
 
 
 def test_split_reduce_workspace_holds_the_first_pass_rows():
-    prog = registry.get(SPLIT_REDUCE_PROGRAMS[0])
+    prog = registry.get(SPLIT_REDUCE_PROGRAMS.names[0])
     x = torch.zeros(300, 256, dtype=torch.bfloat16)
     P = min(300, prog.launch.programs_per_sm * runner.sm_count(x.device))
     ws = runner.workspace_for(prog, x)
@@ -445,17 +503,20 @@ def _w_dtype_for(T: int) -> str:
     return "bf16" if T % 2 else "fp32"
 
 
-# Under the interpreter, one program per class of interpreter twins on these shapes (warps and
-# stages alone do not change what the interpreter runs: tests/cake_kernels/interpreter_twins.py).
-EVERY_PROGRAM = one_per_class(
+# Under the interpreter, the kernels of one program per class of interpreter twins on these shapes
+# run (warps and stages alone do not change what the interpreter runs:
+# tests/cake_kernels/interpreter_twins.py); on a GPU, every program's. The costly per-program
+# tests above are thinned the same way, on their own shapes and partner programs.
+EVERY_PROGRAM = Thinned(
     TRITON_PROGRAMS, lambda p: [Case(T, H, _w_dtype_for(T)) for H, T in _every_program_shapes(p)])
 
 
-@pytest.mark.parametrize("name", EVERY_PROGRAM)
+@pytest.mark.parametrize("name", EVERY_PROGRAM.names)
 def test_every_program(name):
     prog = registry.get(name)
     shapes = _every_program_shapes(prog)
     assert len(shapes) >= 3  # every program takes H up to 256 at least
+    EVERY_PROGRAM.run_kernels(name)
     for H, T in shapes:
         _run(name, inputs("gaussian", T, H, _w_dtype_for(T), seed=T))
 
