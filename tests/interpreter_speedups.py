@@ -114,22 +114,16 @@ def _install_launch_patch(interpreter) -> bool:
         return False
     if getattr(original_patch, "_cake_once_per_launch", False):
         return True
+    # "covered": the language modules the running launch patched (None outside a launch); the
+    # launch restores its patch itself, and the wrapped GridExecutor.__call__ below clears this.
     state = {"starting": False, "covered": None}
     langs: dict = {}
 
-    class _LaunchScope:
-        def __init__(self, inner):
-            self.inner = inner
-
-        def restore(self):
-            state["covered"] = None
-            self.inner.restore()
-
     def _patch_lang(fn):
-        if state["starting"]:  # the launch's own patch, restored when the launch ends
+        if state["starting"]:  # the launch's own patch
             state["starting"] = False
             state["covered"] = _lang_modules(interpreter, fn)
-            return _LaunchScope(original_patch(fn))
+            return original_patch(fn)
         covered = state["covered"]
         if covered is not None:
             mine = langs.get(fn)

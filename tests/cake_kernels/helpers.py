@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from typing import NamedTuple
+
 import torch
 
 from cake_kernels import runner
@@ -59,3 +62,47 @@ def run_backward_checked(prog, inp, eps=1e-6, budget=1.0, workspace=None):
 
 def inputs(family, T, H, w_dtype="fp32", form="plain", seed=0):
     return make_inputs(family, T, H, w_dtype, form, seed)
+
+
+class Launch(NamedTuple):
+    """One recorded kernel launch: kernel name, grid (evaluated), positional arguments, compile-time
+    arguments, warps and stages."""
+
+    kernel: str
+    grid: tuple
+    args: tuple
+    meta: dict
+    warps: int | None
+    stages: int | None
+
+
+class _Recorder:
+    def __init__(self, name: str, log: list):
+        self.name, self.log = name, log
+        self.__name__ = name  # compile_check.kernels_of reads the (patched) module attributes too
+
+    def __getitem__(self, grid):
+        def launch(*args, num_warps=None, num_stages=None, **meta):
+            g = grid(meta) if callable(grid) else grid
+            self.log.append(Launch(self.name, tuple(g), args, meta, num_warps, num_stages))
+        return launch
+
+
+@contextlib.contextmanager
+def recorded_launches(log: list):
+    """Within it, every jit kernel of the program modules is a recorder that appends a `Launch` to
+    `log` instead of running; the kernels are put back on exit."""
+    from cake_kernels.programs import backward as bk
+    from cake_kernels.programs import forward as fw
+
+    saved = []
+    try:
+        for module in (bk, fw):
+            for name, value in list(vars(module).items()):
+                if name.endswith("_kernel") and hasattr(value, "arg_names"):
+                    saved.append((module, name, value))
+                    setattr(module, name, _Recorder(name, log))
+        yield log
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)

@@ -10,8 +10,7 @@ stages change the compiled code, every program stays.
 
 Two programs are twins on a set of cases when each case records the same launches: kernel, grid,
 scalar arguments, tensors' shapes, strides and dtypes, and compile-time arguments. Launches are
-recorded, not run (every jit kernel of the program modules is swapped for a recorder, as in
-test_launched_kernels), so classing the whole registry takes a second or two. The program's op,
+recorded, not run (`helpers.recorded_launches`, which test_launched_kernels uses too), so classing the whole registry takes a second or two. The program's op,
 family, determinism and reduce are part of the key too, in case the runner's host code ever reads
 them beyond what it launches. A test that also runs a partner program (the base it is compared
 with) lists the partner's calls as cases too, so two tests are twins only when every run is.
@@ -22,13 +21,13 @@ from __future__ import annotations
 import contextlib
 from typing import Callable, Iterable, NamedTuple, Union
 
+import pytest
 import torch
 
 from cake_kernels import registry, runner
-from cake_kernels.programs import backward as bk
-from cake_kernels.programs import forward as fw
+from cake_kernels.programs.common import interpreting
 from cake_kernels.reference import reference_forward
-from tests.cake_kernels.helpers import inputs
+from tests.cake_kernels.helpers import Launch, inputs, recorded_launches
 
 
 class Case(NamedTuple):
@@ -53,34 +52,6 @@ def _describe(value):
     return (type(value).__name__, repr(getattr(value, "block_shape", None)), repr(getattr(value, "shape", None)))
 
 
-class _Recorder:
-    def __init__(self, name: str, log: list):
-        self.name, self.log = name, log
-        self.__name__ = name
-
-    def __getitem__(self, grid):
-        def launch(*args, num_warps=None, num_stages=None, **meta):
-            g = grid(meta) if callable(grid) else grid
-            self.log.append((self.name, tuple(g), tuple(_describe(a) for a in args),
-                             tuple(sorted((k, _describe(v)) for k, v in meta.items()))))
-        return launch
-
-
-@contextlib.contextmanager
-def _recording(log: list):
-    saved = []
-    try:
-        for module in (bk, fw):
-            for name, value in list(vars(module).items()):
-                if name.endswith("_kernel") and hasattr(value, "arg_names"):
-                    saved.append((module, name, value))
-                    setattr(module, name, _Recorder(name, log))
-        yield
-    finally:
-        for module, name, value in saved:
-            setattr(module, name, value)
-
-
 def _trace(program, cases: Iterable[Case], log: list) -> tuple:
     out = []
     for case in cases:
@@ -95,8 +66,10 @@ def _trace(program, cases: Iterable[Case], log: list) -> tuple:
                 xn = h if inp.residual is not None else inp.x
                 runner.backward(runs, inp.g, xn, inp.w, rstd, inp.g_h_new)
         except Exception as exc:  # a refusal is part of what the program does on this case
-            log.append(("refused", type(exc).__name__, str(exc)))
-        out.append((case, runs.op, runs.family, runs.deterministic, runs.launch.reduce, tuple(log)))
+            log.append(Launch("refused", (), (type(exc).__name__, str(exc)), {}, None, None))
+        launches = tuple((launch.kernel, launch.grid, tuple(_describe(a) for a in launch.args),  # warps, stages: not read
+                          tuple(sorted((k, _describe(v)) for k, v in launch.meta.items()))) for launch in log)
+        out.append((case, runs.op, runs.family, runs.deterministic, runs.launch.reduce, launches))
     return tuple(out)
 
 
@@ -110,7 +83,7 @@ def classes(names: Iterable[str], cases: Cases, sms: int | None = None) -> list[
     fixed = None if callable(cases) else tuple(cases)
     groups: dict[tuple, list[str]] = {}
     log: list = []
-    with _recording(log), _sm_count(sms):
+    with recorded_launches(log), _sm_count(sms):
         for name in names:
             p = registry.get(name)
             groups.setdefault(_trace(p, fixed if fixed is not None else tuple(cases(p)), log), []).append(name)
@@ -131,7 +104,7 @@ def _sm_count(sms: int | None):
 def one_per_class(names: Iterable[str], cases: Cases, sms: int | None = None) -> list[str]:
     """The first program of each class of interpreter twins on `cases` (all of `names` on a GPU)."""
     names = list(names)
-    if not _interpreting():
+    if not interpreting():
         return names
     return [group[0] for group in classes(names, cases, sms)]
 
@@ -150,12 +123,5 @@ class Thinned:
 
     def run_kernels(self, name: str) -> None:
         if name not in self.runs:
-            import pytest
-
             pytest.skip(SKIP_REASON)
 
-
-def _interpreting() -> bool:
-    from cake_kernels.programs.common import interpreting
-
-    return interpreting()

@@ -13,32 +13,13 @@ import torch
 
 from cake_kernels import compile_check, registry, runner
 from cake_kernels.inputs import make_inputs
-from cake_kernels.programs import backward as bk
-from cake_kernels.programs import forward as fw
-
-
-class _Recorder:
-    def __init__(self, name: str, log: list):
-        self.name, self.log = name, log
-        self.__name__ = name  # kernels_of reads the (patched) module attributes too
-
-    def __getitem__(self, grid):
-        def launch(*args, num_warps=None, num_stages=None, **meta):
-            self.log.append((self.name, meta, num_warps, num_stages))
-        return launch
-
-
-def _jit_names(module) -> list[str]:
-    return [n for n, v in vars(module).items() if hasattr(v, "arg_names") and n.endswith("_kernel")]
+from tests.cake_kernels.helpers import recorded_launches
 
 
 @pytest.fixture
-def launches(monkeypatch):
-    log: list = []
-    for module in (bk, fw):
-        for name in _jit_names(module):
-            monkeypatch.setattr(module, name, _Recorder(name, log))
-    return log
+def launches():
+    with recorded_launches([]) as log:
+        yield log
 
 
 _TRITON = [p for p in registry.all_programs() if p.launch.grid != "reference"]
@@ -65,8 +46,8 @@ def test_runner_launches_what_kernels_of_lists(program, launches):
                 ((name, meta, warps),) = want
                 assert meta["PHASE"] == 0
                 want = [(name, {**meta, "PHASE": 1}, warps), (name, {**meta, "PHASE": 2}, warps)]
-            got = [(name, meta, warps) for name, meta, warps, _ in launches]
+            got = [(launch.kernel, launch.meta, launch.warps) for launch in launches]
             # EXACT follows the interpreter here and is fixed True in kernels_of (the GPU build)
             strip = lambda m: {k: v for k, v in m.items() if k != "EXACT"}
             assert [(n, strip(m), w) for n, m, w in got] == [(n, strip(m), w) for n, m, w in want], (program.name, H, residual)
-            assert launches[0][3] == program.launch.stages  # the program's own kernel runs with its stages
+            assert launches[0].stages == program.launch.stages  # the program's own kernel runs with its stages

@@ -370,30 +370,33 @@ def test_launch_policy_rejects_an_unknown_fold_location():
         registry.LaunchPolicy("persistent", weight_cast="fp16")
 
 
-def _wide_twin_cases(p):
-    twin = p.name.replace(".wr", "")
-    partner = twin if twin in registry.names("bwd") else p.name
-    return _with_partner([(H, T, "plain", "fp32") for H, T in ((256, 300), (1000, 41)) if p.supports(H, "plain", "fp32")], partner)
+def _wide_reduce_shapes(prog):
+    """(H, T) of test_wide_reduce_programs_match_their_serial_twin."""
+    return [(H, T) for H, T in ((256, 300), (1000, 41)) if prog.supports(H, "plain", "fp32")]
+
+
+def _serial_twin(name: str) -> str | None:
+    twin = name.replace(".wr", "")
+    return twin if twin in registry.names("bwd") else None
 
 
 WIDE_REDUCE_PROGRAMS = Thinned(
-    [p.name for p in registry.all_programs() if (p.launch.reduce == "wide") and _family_tested(p)], _wide_twin_cases)
+    [p.name for p in registry.all_programs() if (p.launch.reduce == "wide") and _family_tested(p)],
+    lambda p: _with_partner([(H, T, "plain", "fp32") for H, T in _wide_reduce_shapes(p)], _serial_twin(p.name) or p.name))
 
 
 @pytest.mark.parametrize("name", WIDE_REDUCE_PROGRAMS.names)
 def test_wide_reduce_programs_match_their_serial_twin(name):
     """`.wr` programs differ from their serial-reduce twin only in the partials reduce: dx is
     bitwise equal and dw equal up to the FP64 summation order of the partials (FP32 result)."""
-    twin = name.replace(".wr", "")
+    twin = _serial_twin(name)
     prog = registry.get(name)
     assert prog.launch.reduce == "wide" and runner.reduce_meta(prog, 512)[0] == "reduce_partials_wide_kernel"
     WIDE_REDUCE_PROGRAMS.run_kernels(name)
-    for H, T in ((256, 300), (1000, 41)):
-        if not prog.supports(H, "plain", "fp32"):
-            continue
+    for H, T in _wide_reduce_shapes(prog):
         inp = inputs("same_sign", T, H, "fp32", seed=T)
         dx, dw, _ = run_backward_checked(prog, inp)
-        if twin in registry.names("bwd"):
+        if twin is not None:
             dx2, dw2, _ = run_backward_checked(registry.get(twin), inp)
             assert torch.equal(dx, dx2)
             torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
