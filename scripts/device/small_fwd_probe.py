@@ -12,11 +12,15 @@ kernel. This probe times every implementation's kernel in three settings, side b
 - `code-warm`: flush, then the same graph on a second set of buffers (same shapes, so the same
   compiled kernel: its code, launch path and constant banks are warm, its data cold), then the
   graph; the second kernel is the sample;
+- `tiny-flush`: the flush kernel on a 4 KB buffer, then the graph: code and data warm, but another
+  kernel (no shared memory) runs between two replays, as in the protocol;
 - `hot`: the graph replayed back to back (code and data warm).
 
 and the SASS size of each kernel (instructions, from cuobjdump of the cubin). If the gap is in
 `cold` and not in `code-warm`, the kernel's start (instruction fetch from DRAM after the flush,
-parameter and constant loads) is what differs, not its memory traffic. Writes
+parameter and constant loads) is what differs, not its memory traffic; if it is also in
+`tiny-flush`, switching from the flush kernel (an SM's shared-memory carveout, its instruction
+caches) is. Writes
 $OUT/small-fwd-probe.json and prints one table per key.
 """
 from __future__ import annotations
@@ -38,6 +42,7 @@ from cake_kernels.inputs import make_inputs
 from cake_router.measure import impls
 from cake_router.measure.protocol import FLUSH_KERNEL_NAME, Flusher, capture
 
+MODES = ("cold", "code-warm", "tiny-flush", "hot")
 _SASS_LINE = re.compile(r"/\*[0-9a-f]{4}\*/")
 
 
@@ -47,7 +52,7 @@ def kernel_events(prof) -> list[tuple[int, int, str]]:
     return sorted(evs)
 
 
-def timed(mode: str, g_a, g_b, flush, iters: int) -> tuple[list[float], list[str]]:
+def timed(mode: str, g_a, g_b, flush, tiny, iters: int) -> tuple[list[float], list[str]]:
     """Durations (us) of the sampled kernel in `mode`, and the names of the kernels sampled."""
     from torch.profiler import ProfilerActivity, profile
 
@@ -58,7 +63,9 @@ def timed(mode: str, g_a, g_b, flush, iters: int) -> tuple[list[float], list[str
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(iters):
-            if mode != "hot":
+            if mode == "tiny-flush":
+                tiny()
+            elif mode != "hot":
                 flush()
             if mode == "code-warm":
                 g_b.replay()
@@ -77,24 +84,26 @@ def timed(mode: str, g_a, g_b, flush, iters: int) -> tuple[list[float], list[str
     return spans, sorted(names)
 
 
-def sass_size(name: str, key: tuple[str, int, str], kernel: str | None = None) -> int | None:
-    """Instructions in the kernel's SASS: ours compiled as compile_check compiles the op's launch, and
-    torch.compile's from Inductor's cache (its kernel name is the cubin's file name)."""
+def code_of(name: str, key: tuple[str, int, str], kernel: str) -> dict:
+    """SASS instructions, registers and static shared memory of the kernel: ours compiled as
+    compile_check compiles the op's launch, torch.compile's from Inductor's cache (its kernel name is
+    the cubin's file name)."""
     if name.startswith("peer."):
-        cubins = []
         roots = ("/tmp/torchinductor_*", os.path.expanduser("~/.triton/cache"))
-        for path in [p for r in roots for p in glob.glob(f"{r}/**/{kernel}.cubin", recursive=True)]:
-            with open(path, "rb") as f:
-                cubins.append(f.read())
-        if not cubins:
-            return None
-        return max(len(_SASS_LINE.findall(cuobjdump(c, "-sass"))) for c in cubins)
-    form, H, w_dtype = key
-    prog = registry.get(name)
-    fn, sig, meta, warps = cc.kernels_of(prog, H, form == "residual", w_dtype)[0]
-    divisible, ones = cc.runtime_specialization(sig, H)
-    k = cc.compile_kernel(fn, sig, {**meta, **ones}, warps, "sm_90a", prog.launch.stages, divisible)
-    return len(_SASS_LINE.findall(cuobjdump(k.asm["cubin"], "-sass")))
+        paths = [p for r in roots for p in glob.glob(f"{r}/**/{kernel}.cubin", recursive=True)]
+        if not paths:
+            return {}
+        with open(paths[0], "rb") as f:
+            cubin = f.read()
+    else:
+        form, H, w_dtype = key
+        prog = registry.get(name)
+        fn, sig, meta, warps = cc.kernels_of(prog, H, form == "residual", w_dtype)[0]
+        divisible, ones = cc.runtime_specialization(sig, H)
+        cubin = cc.compile_kernel(fn, sig, {**meta, **ones}, warps, "sm_90a", prog.launch.stages, divisible).asm["cubin"]
+    res = cc._resources(cubin)
+    return {"sass": len(_SASS_LINE.findall(cuobjdump(cubin, "-sass"))), "regs": res.get("registers"),
+            "shared": res.get("shared_bytes")}
 
 
 def main() -> None:
@@ -105,7 +114,9 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=300)
     args = ap.parse_args()
     dev = torch.device("cuda")
-    flush = Flusher(dev)
+    flush, tiny = Flusher(dev), Flusher(dev)
+    tiny.n = 1024
+    tiny.buf = tiny.buf[:1024].clone()
     res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__, "keys": []}
     prefixes = [p for p in args.programs.split(",") if p]
     for key in args.keys.split(","):
@@ -128,22 +139,22 @@ def main() -> None:
                     pb = impls.prepare_program(name, inp_b, wl, name, out_b)
                 g_a, g_b = capture(pa.ops["fwd"], dev), capture(pb.ops["fwd"], dev)
                 row = {"impl": name}
-                for mode in ("cold", "code-warm", "hot"):
-                    us, knames = timed(mode, g_a, g_b, flush, args.iters)
+                for mode in MODES:
+                    us, knames = timed(mode, g_a, g_b, flush, tiny, args.iters)
                     row[mode] = statistics.median(us)
                 row["kernels"] = knames
-                row["sass"] = sass_size(name, (form, H, w_dtype), knames[0])
+                row.update(code_of(name, (form, H, w_dtype), knames[0]))
             except Exception as exc:  # one implementation failing is reported, the probe goes on
                 row = {"impl": name, "error": repr(exc)[:300]}
             rows.append(row)
             print(json.dumps(row), flush=True)
         res["keys"].append({"key": key, "rows": rows})
-        print(f"\n{key} ({res['gpu']})\n{'impl':44} {'cold':>8} {'code-warm':>10} {'hot':>8} {'sass':>6}")
+        print(f"\n{key} ({res['gpu']})\n{'impl':44} " + " ".join(f"{m:>10}" for m in MODES) + f" {'sass':>6} {'regs':>5} {'smem':>6}")
         for r in sorted(rows, key=lambda r: r.get("cold", 1e9)):
             if "error" in r:
                 print(f"{r['impl']:44} {r['error'][:80]}")
             else:
-                print(f"{r['impl']:44} {r['cold']:8.3f} {r['code-warm']:10.3f} {r['hot']:8.3f} {r['sass'] or '-':>6}")
+                print(f"{r['impl']:44} " + " ".join(f"{r[m]:10.3f}" for m in MODES) + f" {r.get('sass', '-'):>6} {r.get('regs', '-'):>5} {r.get('shared', '-'):>6}")
     out = os.environ.get("OUT", ".")
     with open(os.path.join(out, "small-fwd-probe.json"), "w") as f:
         json.dump(res, f, indent=1)
