@@ -109,7 +109,8 @@ def code_of(name: str, key: tuple[str, int, str], kernel: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--keys", default="plain:4096:fp32:64,plain:6144:fp32:64,heads_strided:256:bf16:1,plain:8192:fp32:256")
-    ap.add_argument("--programs", default="fwd.row.r1", help="comma-separated name prefixes of our forwards")
+    ap.add_argument("--programs", default="fwd.row.r1",
+                    help="comma-separated name prefixes of our forwards; a name ending in $ is matched exactly")
     ap.add_argument("--peers", default="peer.torch_compile.default")
     ap.add_argument("--iters", type=int, default=300)
     args = ap.parse_args()
@@ -126,7 +127,7 @@ def main() -> None:
         inp_a = make_inputs("normal", T, H, w_dtype, form, seed=1, device=dev)
         inp_b = make_inputs("normal", T, H, w_dtype, form, seed=2, device=dev)
         out_a, out_b = impls.SharedOutputs.for_inputs(inp_a), impls.SharedOutputs.for_inputs(inp_b)
-        progs = [p for p in registry.all_programs() if p.op == "fwd" and any(p.name.startswith(x) for x in prefixes)
+        progs = [p for p in registry.all_programs() if p.op == "fwd" and any(p.name == x[:-1] if x.endswith("$") else p.name.startswith(x) for x in prefixes)
                  and p.supports(H, form, w_dtype)]
         names = [p.name for p in progs] + [p for p in args.peers.split(",") if p]
         rows = []
