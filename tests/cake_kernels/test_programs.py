@@ -1023,6 +1023,33 @@ def test_grid_sync_refused_by_the_driver_on_the_gpu_falls_back(monkeypatch):
 
 
 @pytest.mark.gpu
+def test_grid_sync_refused_during_cuda_graph_capture_falls_back(monkeypatch):
+    """The driver's refusal met first inside a CUDA graph capture: the capture survives, the graph
+    holds the two-launch twin, and its replays give the twin's dx and dw (a refused launch must not
+    invalidate the capture a training step is recording)."""
+    dev = torch.device("cuda")
+    prog = registry.get("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs")
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    monkeypatch.setattr(runner, "_COOPERATIVE_REFUSED", set())
+    monkeypatch.setattr(runner, "sm_count", lambda device: 2 * sms)
+    inp = inputs("gaussian", 65536, 512, "fp32", seed=6)
+    g, x, w = inp.g.to(dev), inp.x.to(dev), inp.w.to(dev)
+    _, rstd, _ = reference_forward(x, w, 1e-6)
+    ws = runner.workspace_for(prog, x)
+    dx_out, dw_out = torch.empty_like(x), torch.empty(512, dtype=torch.float32, device=dev)
+    graph = torch.cuda.CUDAGraph()
+    with pytest.warns(RuntimeWarning, match="refused its cooperative grid"):
+        with torch.cuda.graph(graph):
+            runner.backward(prog, g, x, w, rstd, None, ws, dx_out=dx_out, dw_out=dw_out)
+    dx_out.zero_()
+    dw_out.zero_()
+    graph.replay()
+    dx2, dw2 = runner.backward(prog.fallback, g, x, w, rstd)
+    torch.cuda.synchronize()
+    assert torch.equal(dx_out, dx2) and torch.equal(dw_out, dw2)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["bwd.twosum.p4x.r4.w2.fw.pf.gs.xs", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur",
                                   "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.ur.rw", "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw",
                                   "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf8.rw"])
