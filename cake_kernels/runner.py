@@ -340,11 +340,21 @@ def backward(
         w32 = ws.weight32 if ws.weight32 is not None and ws.weight32.shape == (H,) else torch.empty(H, dtype=torch.float32, device=x.device)
         weight = w32.copy_(weight)
     if lp.reduce == "grid_sync":
+        key = (program.name, str(x.device))
+        if x.is_cuda and torch.cuda.is_current_stream_capturing() and _COOPERATIVE_ACCEPTED.get(key, 0) < P:
+            # A refused launch inside a capture invalidates the capture (seen on an H100: every later
+            # call fails with "operation failed due to a previous error during capture"), so a grid
+            # the driver has not yet accepted here is not tried while capturing.
+            warnings.warn(f"{program.name}: captured into a CUDA graph before its cooperative grid of {P} programs ran on "
+                          f"{x.device}; the graph holds its two-launch twin {program.fallback} (run the call once before "
+                          f"capturing, as a warm-up does, to capture the one-launch program)", RuntimeWarning, stacklevel=2)
+            return _fallback_backward(program, n_rows, g, x, weight, rstd, g_h_new, workspace, dx, dw)
         try:
             launch = (_launch_grid_sync_flat if grid_sync_flat(program)
                       else _launch_grid_sync_v2 if grid_sync_v2(program) else _launch_grid_sync)
             launch(program, P, H, warps, meta, (gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common),
                    sm_count(x.device))
+            _COOPERATIVE_ACCEPTED[key] = max(P, _COOPERATIVE_ACCEPTED.get(key, 0))
             return dx, dw
         except RuntimeError as exc:
             if not cooperative_refusal(exc):
@@ -436,6 +446,9 @@ def grid_sync_constexprs(program: Program, H: int, warps: int, sms: int) -> dict
 # (program name, device) pairs whose cooperative grid the driver refused: their fallback runs there
 # without another refused launch per call.
 _COOPERATIVE_REFUSED: set[tuple[str, str]] = set()
+# (program name, device) -> the largest cooperative grid the driver has accepted there: what a CUDA
+# graph capture may launch without risking a refusal.
+_COOPERATIVE_ACCEPTED: dict[tuple[str, str], int] = {}
 
 
 def cooperative_refusal(exc: BaseException) -> bool:

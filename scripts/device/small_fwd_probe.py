@@ -124,8 +124,8 @@ def main() -> None:
         form, H, w_dtype, T = key.split(":")
         H, T = int(H), int(T)
         wl = impls.Workload(H=H, form=form, w_dtype=w_dtype, T=T)
-        inp_a = make_inputs("normal", T, H, w_dtype, form, seed=1, device=dev)
-        inp_b = make_inputs("normal", T, H, w_dtype, form, seed=2, device=dev)
+        inp_a = make_inputs("gaussian", T, H, w_dtype, form, seed=1, device=dev)
+        inp_b = make_inputs("gaussian", T, H, w_dtype, form, seed=2, device=dev)
         out_a, out_b = impls.SharedOutputs.for_inputs(inp_a), impls.SharedOutputs.for_inputs(inp_b)
         progs = [p for p in registry.all_programs() if p.op == "fwd" and any(p.name == x[:-1] if x.endswith("$") else p.name.startswith(x) for x in prefixes)
                  and p.supports(H, form, w_dtype)]

@@ -1022,27 +1022,68 @@ def test_grid_sync_refused_by_the_driver_on_the_gpu_falls_back(monkeypatch):
     assert torch.equal(dx, dx2) and torch.equal(dw, dw2)
 
 
+def _captured_backward(prog, g, x, w, rstd, ws):
+    """A CUDA graph of one `runner.backward` call into fresh outputs: (graph, dx_out, dw_out)."""
+    dx_out, dw_out = torch.empty_like(x), torch.empty(x.shape[-1], dtype=torch.float32, device=x.device)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        runner.backward(prog, g, x, w, rstd, None, ws, dx_out=dx_out, dw_out=dw_out)
+    dx_out.zero_()
+    dw_out.zero_()
+    return graph, dx_out, dw_out
+
+
 @pytest.mark.gpu
-def test_grid_sync_refused_during_cuda_graph_capture_falls_back(monkeypatch):
-    """The driver's refusal met first inside a CUDA graph capture: the capture survives, the graph
-    holds the two-launch twin, and its replays give the twin's dx and dw (a refused launch must not
-    invalidate the capture a training step is recording)."""
+def test_grid_sync_captured_before_any_launch_holds_the_twin(monkeypatch):
+    """A `.gs` call met first inside a CUDA graph capture: a refused launch there would invalidate the
+    capture (seen on an H100), so the graph holds the two-launch twin, with a warning; once the
+    cooperative grid has run outside a capture, a capture holds the one-launch program (its barrier's
+    generation then advances on every replay)."""
     dev = torch.device("cuda")
     prog = registry.get("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs")
-    sms = torch.cuda.get_device_properties(dev).multi_processor_count
-    monkeypatch.setattr(runner, "_COOPERATIVE_REFUSED", set())
-    monkeypatch.setattr(runner, "sm_count", lambda device: 2 * sms)
+    monkeypatch.setattr(runner, "_COOPERATIVE_ACCEPTED", {})
     inp = inputs("gaussian", 65536, 512, "fp32", seed=6)
     g, x, w = inp.g.to(dev), inp.x.to(dev), inp.w.to(dev)
     _, rstd, _ = reference_forward(x, w, 1e-6)
     ws = runner.workspace_for(prog, x)
-    dx_out, dw_out = torch.empty_like(x), torch.empty(512, dtype=torch.float32, device=dev)
-    graph = torch.cuda.CUDAGraph()
+    with pytest.warns(RuntimeWarning, match="captured into a CUDA graph before its cooperative grid"):
+        graph, dx_out, dw_out = _captured_backward(prog, g, x, w, rstd, ws)
+    graph.replay()
+    dx2, dw2 = runner.backward(prog.fallback, g, x, w, rstd)
+    torch.cuda.synchronize()
+    assert torch.equal(dx_out, dx2) and torch.equal(dw_out, dw2)
+    assert ws.counter.tolist() == [0, 0]  # the twin never touched the barrier
+
+    dx3, dw3 = runner.backward(prog, g, x, w, rstd, None, ws)  # eager: the driver accepts the grid
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        graph, dx_out, dw_out = _captured_backward(prog, g, x, w, rstd, ws)
+    graph.replay()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(dx_out, dx3) and torch.equal(dw_out, dw3)
+    assert ws.counter.tolist() == [0, 3]
+
+
+@pytest.mark.gpu
+def test_grid_sync_refused_then_captured_holds_the_twin(monkeypatch):
+    """A grid the driver refused eagerly (the runner told there are twice the SMs) is not tried again
+    inside a capture: the capture survives and replays the two-launch twin's dx and dw."""
+    dev = torch.device("cuda")
+    prog = registry.get("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs")
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    monkeypatch.setattr(runner, "_COOPERATIVE_REFUSED", set())
+    monkeypatch.setattr(runner, "_COOPERATIVE_ACCEPTED", {})
+    monkeypatch.setattr(runner, "sm_count", lambda device: 2 * sms)
+    inp = inputs("gaussian", 65536, 512, "fp32", seed=7)
+    g, x, w = inp.g.to(dev), inp.x.to(dev), inp.w.to(dev)
+    _, rstd, _ = reference_forward(x, w, 1e-6)
+    ws = runner.workspace_for(prog, x)
     with pytest.warns(RuntimeWarning, match="refused its cooperative grid"):
-        with torch.cuda.graph(graph):
-            runner.backward(prog, g, x, w, rstd, None, ws, dx_out=dx_out, dw_out=dw_out)
-    dx_out.zero_()
-    dw_out.zero_()
+        runner.backward(prog, g, x, w, rstd, None, ws)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        graph, dx_out, dw_out = _captured_backward(prog, g, x, w, rstd, ws)
     graph.replay()
     dx2, dw2 = runner.backward(prog.fallback, g, x, w, rstd)
     torch.cuda.synchronize()
