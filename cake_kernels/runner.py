@@ -341,7 +341,7 @@ def backward(
         weight = w32.copy_(weight)
     if lp.reduce == "grid_sync":
         key = (program.name, str(x.device))
-        if x.is_cuda and torch.cuda.is_current_stream_capturing() and _COOPERATIVE_ACCEPTED.get(key, 0) < P:
+        if _capturing(x.device) and _COOPERATIVE_ACCEPTED.get(key, 0) < P:
             # A refused launch inside a capture invalidates the capture (seen on an H100: every later
             # call fails with "operation failed due to a previous error during capture"), so a grid
             # the driver has not yet accepted here is not tried while capturing.
@@ -449,6 +449,11 @@ _COOPERATIVE_REFUSED: set[tuple[str, str]] = set()
 # (program name, device) -> the largest cooperative grid the driver has accepted there: what a CUDA
 # graph capture may launch without risking a refusal.
 _COOPERATIVE_ACCEPTED: dict[tuple[str, str], int] = {}
+
+
+def _capturing(device: torch.device) -> bool:
+    """Whether the current stream of `device` is being captured into a CUDA graph."""
+    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
 def cooperative_refusal(exc: BaseException) -> bool:

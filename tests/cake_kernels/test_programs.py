@@ -1002,6 +1002,45 @@ def test_refused_cooperative_grid_runs_the_two_launch_twin(monkeypatch):
     assert not runner.cooperative_refusal(ValueError("too many blocks in cooperative launch"))
 
 
+def test_grid_sync_under_capture_launches_only_a_grid_already_accepted(monkeypatch):
+    """While a CUDA graph is captured, a `.gs` program launches its cooperative grid only if the
+    driver has accepted one as large on that device (a refusal there would invalidate the capture);
+    otherwise the two-launch twin runs, with a warning. (The capture is simulated here; the GPU tests
+    below capture for real.)"""
+    name = "bwd.twosum.p4x.r4.w2.fw.pf.gs.xs"
+    prog = registry.get(name)
+    launches = []
+    original = runner._launch_grid_sync
+
+    def counted(*args, **kwargs):
+        launches.append(args[1])
+        return original(*args, **kwargs)
+
+    capturing = [True]
+    monkeypatch.setattr(runner, "_COOPERATIVE_REFUSED", set())
+    monkeypatch.setattr(runner, "_COOPERATIVE_ACCEPTED", {})
+    monkeypatch.setattr(runner, "_launch_grid_sync", counted)
+    monkeypatch.setattr(runner, "_capturing", lambda device: capturing[0])
+    inp = inputs("gaussian", 40, 256, "fp32", seed=5)
+    _, rstd, _ = reference_forward(inp.x, inp.w, 1e-6)
+    dx2, dw2 = runner.backward(prog.fallback, inp.g, inp.x, inp.w, rstd)
+    with pytest.warns(RuntimeWarning, match="captured into a CUDA graph before its cooperative grid"):
+        dx, dw = runner.backward(prog, inp.g, inp.x, inp.w, rstd)
+    assert launches == [] and torch.equal(dx, dx2) and torch.equal(dw, dw2)
+    capturing[0] = False
+    runner.backward(prog, inp.g, inp.x, inp.w, rstd)
+    assert len(launches) == 1 and runner._COOPERATIVE_ACCEPTED == {(name, str(inp.x.device)): launches[0]}
+    capturing[0] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runner.backward(prog, inp.g, inp.x, inp.w, rstd)
+    assert len(launches) == 2
+    monkeypatch.setattr(runner, "_COOPERATIVE_ACCEPTED", {(name, str(inp.x.device)): launches[0] - 1})
+    with pytest.warns(RuntimeWarning, match="captured into a CUDA graph before"):
+        runner.backward(prog, inp.g, inp.x, inp.w, rstd)  # a smaller grid accepted is not enough
+    assert len(launches) == 2
+
+
 @pytest.mark.gpu
 def test_grid_sync_refused_by_the_driver_on_the_gpu_falls_back(monkeypatch):
     """A grid twice what the device holds at once (the runner told there are twice the SMs): the
