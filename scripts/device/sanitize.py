@@ -1,7 +1,10 @@
 """Run every Triton program at odd shapes, for compute-sanitizer (memcheck / racecheck) on the GPU.
 
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-        python scripts/device/sanitize.py [--programs PARTS] [--shapes odd|small]
+        python scripts/device/sanitize.py [--programs PARTS | --routed sm_90a] [--shapes odd|small]
+
+    python scripts/device/sanitize.py --routed sm_90a --procs 14   # no sanitizer: builds every kernel
+        in parallel processes (Triton's disk cache), so the sanitized run after it compiles nothing
 
 PyTorch's caching allocator hands out pooled blocks, so an out-of-bounds read would land in memory
 the process owns and go unseen; PYTORCH_NO_CUDA_MEMORY_CACHING=1 makes every tensor its own
@@ -12,7 +15,10 @@ so a sanitizer report can be tied to the launch before it.
 from __future__ import annotations
 
 import argparse
+import json
+import multiprocessing as mp
 import sys
+from pathlib import Path
 
 import torch
 
@@ -28,17 +34,30 @@ ODD = [(1, 1, "plain", "fp32"), (7, 3, "plain", "bf16"), (1000, 65, "plain", "fp
 SMALL = [(1000, 65, "plain", "fp32"), (4095, 17, "residual", "bf16"), (256, 5, "heads_strided", "fp32")]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--programs", default="", help="comma-separated name parts, e.g. bwd.atomic,.gs (default: every Triton program)")
-    ap.add_argument("--shapes", choices=("odd", "small"), default="odd")
-    ap.add_argument("--device", default="cuda")
-    args = ap.parse_args()
-    dev = torch.device(args.device)
-    prefixes = [p for p in args.programs.split(",") if p]
-    progs = [p for p in registry.all_programs() if p.launch.grid != "reference"
-             and (not prefixes or any(x in p.name for x in prefixes))]
-    shapes = ODD if args.shapes == "odd" else SMALL
+def routed_programs(arch: str) -> list[str]:
+    """The programs a shipped route table runs, and the fallbacks they may hand a call to."""
+    table = json.loads((Path(__file__).resolve().parents[2] / "cake_kernels" / "routes" / f"{arch}.json").read_text())
+    names = set()
+
+    def walk(o):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k == "program" and isinstance(v, str):
+                    names.add(v)
+                else:
+                    walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(table["routes"])
+    fallbacks = {registry.get(n).fallback for n in names} - {None}
+    return sorted(n for n in names | fallbacks if registry.get(n).launch.grid != "reference")
+
+
+def run(names: list[str], shapes: list, dev: torch.device) -> int:
+    """Every program of `names` at every shape it supports; the number of (program, shape) runs."""
+    progs = [registry.get(n) for n in names]
     n = 0
     for H, T, form, w_dtype in shapes:
         inp = make_inputs("gaussian", T, H, w_dtype, form=form, device=dev)
@@ -56,7 +75,39 @@ def main() -> int:
                 torch.cuda.synchronize()
             n += 1
             print(f"ran {p.name} H={H} T={T} {form} {w_dtype}", flush=True)
-    print(f"sanitize: {n} program launches completed", flush=True)
+    return n
+
+
+def _run_part(job) -> int:
+    names, shapes, device = job
+    return run(names, shapes, torch.device(device))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--programs", default="", help="comma-separated name parts, e.g. bwd.atomic,.gs (default: every Triton program)")
+    ap.add_argument("--routed", default="", help="the programs of this arch's shipped route table (and their fallbacks), e.g. sm_90a")
+    ap.add_argument("--shapes", choices=("odd", "small"), default="odd")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--procs", type=int, default=1, help="run the programs split over this many processes (a cache warm-up: "
+                    "compute-sanitizer is meant for one)")
+    args = ap.parse_args()
+    if args.routed and args.programs:
+        ap.error("--routed and --programs: give one of them")
+    prefixes = [p for p in args.programs.split(",") if p]
+    if args.routed:
+        names = routed_programs(args.routed)
+    else:
+        names = [p.name for p in registry.all_programs() if p.launch.grid != "reference"
+                 and (not prefixes or any(x in p.name for x in prefixes))]
+    shapes = ODD if args.shapes == "odd" else SMALL
+    if args.procs > 1:
+        parts = [(names[i::args.procs], shapes, args.device) for i in range(args.procs)]
+        with mp.get_context("spawn").Pool(args.procs) as pool:
+            n = sum(pool.map(_run_part, parts))
+    else:
+        n = run(names, shapes, torch.device(args.device))
+    print(f"sanitize: {n} program launches completed ({len(names)} programs)", flush=True)
     return 0
 
 
