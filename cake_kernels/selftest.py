@@ -91,7 +91,7 @@ def run(args) -> dict:
                     rows.append(dict(program=p.name, op="fwd", form=form, H=H, w_dtype=wd, T=T, family=fam,
                                      rstd_rel_l2=rel, y_err_over_tol=ye, dw_err_over_tol=None, reproducible=None))
                     if args.time and fam == args.families[0]:
-                        rows[-1]["ms"] = _time_ms(lambda: runner.forward(p, inp.x, inp.w, 1e-6, inp.residual))
+                        rows[-1]["ms"] = _time_ms(lambda p=p, inp=inp: runner.forward(p, inp.x, inp.w, 1e-6, inp.residual))
                 if xn is None:  # no forward program selected: the reference forward
                     from cake_kernels.reference import reference_forward
                     _, rstd_ref, h = reference_forward(inp.x, inp.w, 1e-6, inp.residual)
@@ -114,7 +114,7 @@ def run(args) -> dict:
                     rows.append(dict(program=p.name, op="bwd", form=form, H=H, w_dtype=wd, T=T, family=fam,
                                      dw_err_over_tol=err, eager_err_over_tol=eager, dx_err_over_tol=dxe, reproducible=rep))
                     if args.time and fam == args.families[0]:
-                        rows[-1]["ms"] = _time_ms(lambda: runner.backward(p, inp.g, xn, inp.w, rstd_ref, inp.g_h_new, ws))
+                        rows[-1]["ms"] = _time_ms(lambda p=p, inp=inp, xn=xn, ws=ws: runner.backward(p, inp.g, xn, inp.w, rstd_ref, inp.g_h_new, ws))
                 del inp, o, xn
                 torch.cuda.empty_cache()
             print(f"[{time.time() - t_start:7.1f}s] {form} H={H} {wd} T={T} done", file=sys.stderr, flush=True)

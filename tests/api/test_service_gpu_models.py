@@ -106,4 +106,4 @@ def test_solved_table_is_solved_from_one_model(two_models):
     assert docs[GPU_A]["evidence_fingerprint"] != docs[GPU_B]["evidence_fingerprint"]
     # the runtime table's strips need no evidence: the arch page opens without a model
     assert c.get(f"/api/arch/{ARCH}").status_code == 200
-    assert c.get(f"/api/diff", params={"old": f"runtime:{ARCH}", "new": f"solved:{ARCH}", "gpu": GPU_B}).status_code == 200
+    assert c.get("/api/diff", params={"old": f"runtime:{ARCH}", "new": f"solved:{ARCH}", "gpu": GPU_B}).status_code == 200

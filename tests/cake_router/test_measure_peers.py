@@ -91,8 +91,6 @@ def _fake_liger(calls: list):
     """liger_kernel.ops.rms_norm as far as the harness uses it, with the real kernels' indexing:
     row r of X is read at X.data_ptr() + r * X.stride(0) for H elements (as_strided raises where the
     GPU kernel would read past the tensor, instead of returning garbage or faulting)."""
-    import torch
-
     from cake_kernels.reference import reference_backward, reference_forward
 
     def rows_as_the_kernel_reads(X, n_rows, n_cols):

@@ -7,7 +7,7 @@ from sqlalchemy import text
 
 from measurements_db import aggregates, queries
 from measurements_db.engine import SCHEMA_VERSION, StoreError, open_store
-from measurements_db.evidence_io import EvidenceError, export_evidence, import_evidence, parse_evidence
+from measurements_db.evidence_io import EvidenceError, export_evidence, import_evidence
 from measurements_db.synthetic import generate_evidence
 from tests.measurements_db.conftest import SAMPLE
 
