@@ -1,0 +1,54 @@
+"""The device scripts' host-side logic, on the CPU (their GPU runs are the device tool's)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "device" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_sanitize_routed_takes_the_table_and_its_fallbacks():
+    from cake_kernels import registry
+
+    sanitize = _script("sanitize")
+    names = sanitize.routed_programs("sm_90a")
+    table = json.loads((ROOT / "cake_kernels" / "routes" / "sm_90a.json").read_text())
+    routed = {w["program"] for r in table["routes"] for w in r["windows"]}
+    fallbacks = {registry.get(n).fallback for n in routed} - {None}
+    expected = {n for n in routed | fallbacks if registry.get(n).launch.grid != "reference"}
+    assert names == sorted(expected)
+    gs = [n for n in names if registry.get(n).launch.reduce == "grid_sync"]
+    assert gs and all(registry.get(n).fallback in names for n in gs)  # the refused-grid twins are checked too
+
+
+def test_sanitize_runs_programs_at_the_shapes_they_support(capsys):
+    sanitize = _script("sanitize")
+    n = sanitize.run(["fwd.row.r1.w4.hs", "bwd.column_task.c64x2.w4"], sanitize.SMALL, torch.device("cpu"))
+    assert n == 6
+    out = capsys.readouterr().out
+    assert "ran bwd.column_task.c64x2.w4 H=4095 T=17 residual bf16" in out
+
+
+def test_sanitize_rejects_two_selections(capsys):
+    sanitize = _script("sanitize")
+    import sys
+
+    argv = sys.argv
+    sys.argv = ["sanitize.py", "--routed", "sm_90a", "--programs", ".gs"]
+    try:
+        with pytest.raises(SystemExit):
+            sanitize.main()
+    finally:
+        sys.argv = argv
+    assert "--routed and --programs" in capsys.readouterr().err
