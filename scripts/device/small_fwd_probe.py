@@ -6,7 +6,7 @@
 The campaign protocol (cake_router.measure.protocol) replays each implementation's CUDA graph after
 a 512 MB L2 flush and reads the kernel's span from CUPTI. At T 64 our one-row forwards take about
 160 ns more than torch.compile's kernel there, while ncu (caches flushed) has ours the faster
-kernel. This probe times every implementation's kernel in three settings, side by side:
+kernel. This probe times every implementation's kernel in four settings, side by side:
 
 - `cold`: flush, then the graph (the protocol);
 - `code-warm`: flush, then the same graph on a second set of buffers (same shapes, so the same
