@@ -15,15 +15,14 @@ so a sanitizer report can be tied to the launch before it.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import sys
-from pathlib import Path
 
 import torch
 
 from cake_kernels import registry, runner
 from cake_kernels.inputs import make_inputs
+from cake_kernels.routes import load_table, routes_dir
 
 # (H, T, form, w_dtype): widths not a multiple of any block, one row, rows not a multiple of any
 # tile, the widest H, and both head views (the strided one reads a slice of a wider tensor).
@@ -36,21 +35,8 @@ SMALL = [(1000, 65, "plain", "fp32"), (4095, 17, "residual", "bf16"), (256, 5, "
 
 def routed_programs(arch: str) -> list[str]:
     """The programs a shipped route table runs, and the fallbacks they may hand a call to."""
-    table = json.loads((Path(__file__).resolve().parents[2] / "cake_kernels" / "routes" / f"{arch}.json").read_text())
-    names = set()
-
-    def walk(o):
-        if isinstance(o, dict):
-            for k, v in o.items():
-                if k == "program" and isinstance(v, str):
-                    names.add(v)
-                else:
-                    walk(v)
-        elif isinstance(o, list):
-            for v in o:
-                walk(v)
-
-    walk(table["routes"])
+    table = load_table(routes_dir() / f"{arch}.json", known_programs=set(registry.names()))
+    names = table.programs()
     fallbacks = {registry.get(n).fallback for n in names} - {None}
     return sorted(n for n in names | fallbacks if registry.get(n).launch.grid != "reference")
 
