@@ -32,6 +32,7 @@ def test_sanitize_routed_takes_the_table_and_its_fallbacks():
     assert gs and all(registry.get(n).fallback in names for n in gs)  # the refused-grid twins are checked too
 
 
+@pytest.mark.interpreter
 def test_sanitize_runs_programs_at_the_shapes_they_support(capsys):
     sanitize = _script("sanitize")
     n = sanitize.run(["fwd.row.r1.w4.hs", "bwd.column_task.c64x2.w4"], sanitize.SMALL, torch.device("cpu"))

@@ -26,6 +26,7 @@ COMPENSATED = Thinned(
     [Case(16, 64, "fp32"), Case(700, 8, "fp32")])
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", DET_TRITON.names)
 def test_det_programs_are_bitwise_reproducible_with_a_poisoned_workspace(name):
     DET_TRITON.run_kernels(name)
@@ -44,6 +45,7 @@ def test_det_programs_are_bitwise_reproducible_with_a_poisoned_workspace(name):
         assert int(ws.counter[0].item()) == 0  # the single-launch arrival count reset itself
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", COMPENSATED.names)
 def test_compensated_programs_stay_finite_with_products_near_1e37(name):
     COMPENSATED.run_kernels(name)
@@ -62,6 +64,7 @@ def test_compensated_programs_stay_finite_with_products_near_1e37(name):
     assert float(dw_err_over_tol(dw, dw64).max()) <= 1.0
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", COMPENSATED.names)
 def test_long_same_sign_runs_fold_before_overflow(name):
     COMPENSATED.run_kernels(name)
@@ -84,6 +87,7 @@ TILED_COMPENSATED = Thinned(
     [Case(512, 16, "fp32")])
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", TILED_COMPENSATED.names)
 def test_twosum_tiles_lose_nothing_where_a_plain_tile_sum_would(name):
     TILED_COMPENSATED.run_kernels(name)

@@ -20,6 +20,7 @@ def _class_of(name, names, cases):
     return group
 
 
+@pytest.mark.interpreter
 def test_warps_alone_make_twins():
     assert _class_of("bwd.twosum_pair.p2x.w8", ["bwd.twosum_pair.p2x.w8", "bwd.twosum_pair.p2x.w4"],
                      [Case(64, 64)]) == ["bwd.twosum_pair.p2x.w8", "bwd.twosum_pair.p2x.w4"]
@@ -32,6 +33,7 @@ def test_a_compile_time_difference_keeps_programs_apart():
     assert classes(names, [Case(64, 64)]) == [[names[0]], [names[1]]]
 
 
+@pytest.mark.interpreter
 def test_twins_on_some_shapes_only_stay_apart_where_shapes_differ():
     # The unpadded split tile (`.sp`) is its base at a power-of-two H (the runner launches it there,
     # though routes never take it) and two tiles at H 96.
@@ -52,6 +54,7 @@ def test_recording_puts_the_kernels_back():
     assert bk.rmsnorm_bwd_rows_kernel is kernel and hasattr(kernel, "arg_names")
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("T, H", [(65, 64), (33, 1000)])
 def test_twins_return_bitwise_equal_results(T, H):
     # What the classing claims, checked by running: every class of the compensated programs on

@@ -25,6 +25,7 @@ def launches():
 _TRITON = [p for p in registry.all_programs() if p.launch.grid != "reference"]
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("program", _TRITON, ids=[p.name for p in _TRITON])
 def test_runner_launches_what_kernels_of_lists(program, launches):
     residual_ok = program.supports(96 if program.launch.split_h else 64, "residual", "fp32")

@@ -439,6 +439,7 @@ def test_backward_bad_input_names_the_argument():
 # ---------------------------------------------------------------- NaN and Inf
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
 @pytest.mark.parametrize("program", [None, "bwd.twosum_pair.p2x.w8"])
 def test_nan_and_inf_propagate_without_a_crash(bad, program):
@@ -462,6 +463,7 @@ def test_nan_and_inf_propagate_without_a_crash(bad, program):
 # ---------------------------------------------------------------- forced Triton programs
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("form", ["plain", "residual"])
 def test_forced_triton_backward_program(form):
     """bwd.twosum_pair.p2x.w8 (the documented fallback) through the public API, in the interpreter."""

@@ -127,6 +127,7 @@ SPLIT_PROGRAMS = Thinned(
     lambda p: _with_partner(_split_calls(p), _split_twin(p.name)))
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", SPLIT_PROGRAMS.names)
 def test_split_row_programs(name):
     """Rows held as two tiles: H that is not a power of two, against FP64 (poisoned outputs), with a
@@ -169,6 +170,7 @@ WEIGHT_READ_PROGRAMS = Thinned(
     lambda p: _with_partner(_weight_read_calls(p), p.name.removesuffix(".wx").removesuffix(".wt")), sms=1)
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", WEIGHT_READ_PROGRAMS.names)
 def test_weight_read_programs_are_bitwise_their_base(name, monkeypatch):
     """`.wx` and `.wt` programs move the weight's read, not the arithmetic: y, rstd and h_new equal
@@ -204,6 +206,7 @@ def _check_against_register_held_row(prog, shapes, head_forms):
 LOOPED_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.chunk) and _family_tested(p)]
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", LOOPED_PROGRAMS)
 def test_looped_forward_programs(name, monkeypatch):
     """`.c{chunk}` forwards stream the row in chunks over two passes: rows of several chunks with a
@@ -240,6 +243,7 @@ STATIC_ROW_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.stat
                        and p.launch.stats == "ieee" and p.op == "fwd"]
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", STATIC_ROW_PROGRAMS)
 def test_static_row_forward_programs(name):
     """One-row `.hs` forwards (no chunk) hold the row as a 1-D tile compiled per H: unmasked at H a
@@ -267,6 +271,7 @@ WEIGHT_CAST_PROGRAMS = Thinned(
                for c in (Case(T, H, "bf16", form), Case(T, H, "fp32", form, p.name.removesuffix(".wc")))], sms=1)
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", WEIGHT_CAST_PROGRAMS.names)
 def test_weight_cast_programs_run_the_fp32_weight_build(name, monkeypatch):
     """`.wc` programs take BF16 weights only and give, bit for bit, what their base program gives
@@ -332,6 +337,7 @@ XS_PROGRAMS = Thinned(
     sms=1)
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", XS_PROGRAMS.names)
 def test_split_rstd_programs_match_their_eft_base(name, monkeypatch):
     """`.xs` programs: dx bit for bit as the program with mul.rn products, dw at the FP32 rounding floor
@@ -385,6 +391,7 @@ WIDE_REDUCE_PROGRAMS = Thinned(
     lambda p: _with_partner([(H, T, "plain", "fp32") for H, T in _wide_reduce_shapes(p)], _serial_twin(p.name) or p.name))
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", WIDE_REDUCE_PROGRAMS.names)
 def test_wide_reduce_programs_match_their_serial_twin(name):
     """`.wr` programs differ from their serial-reduce twin only in the partials reduce: dx is
@@ -402,6 +409,7 @@ def test_wide_reduce_programs_match_their_serial_twin(name):
             torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
 
 
+@pytest.mark.interpreter
 def test_wide_reduce_sums_more_partials_than_one_tile():
     """P above the wide reduce's 128-row tile (and not a multiple of it): the fixed-order FP64 sum
     of every partial row, through the kernel the `.wr` programs launch."""
@@ -430,6 +438,7 @@ SPLIT_REDUCE_PROGRAMS = Thinned(
     lambda p: _with_partner(_split_reduce_calls(p), p.name.removesuffix(".sr")), sms=12)
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", SPLIT_REDUCE_PROGRAMS.names)
 def test_split_reduce_programs_match_their_wide_twin(name, monkeypatch):
     """`.sr` programs differ from their `.wr` twin only in the partials reduce: dx bitwise equal, dw
@@ -450,6 +459,7 @@ def test_split_reduce_programs_match_their_wide_twin(name, monkeypatch):
         assert torch.equal(dw, dw3) and torch.equal(dx, dx3)
 
 
+@pytest.mark.interpreter
 def test_split_reduce_sums_every_partial_row_once():
     """Both passes of the `.sr` reduce, with the last split short (P not a multiple of 64) and H not
     a multiple of the 32-column block: the FP64 sum of every partial row; the first pass's rows
@@ -470,6 +480,7 @@ def test_split_reduce_sums_every_partial_row_once():
     torch.testing.assert_close(dw, ws[:P].sum(0).float(), rtol=1e-6, atol=1e-12)
 
 
+@pytest.mark.interpreter
 def test_split_reduce_workspace_holds_the_first_pass_rows():
     prog = registry.get(SPLIT_REDUCE_PROGRAMS.names[0])
     x = torch.zeros(300, 256, dtype=torch.bfloat16)
@@ -489,6 +500,7 @@ def test_split_reduce_needs_a_two_launch_compensated_program():
         registry.LaunchPolicy("persistent", reduce="halves")
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", FAMILY_REPRESENTATIVES)
 @pytest.mark.parametrize("H", HS)
 def test_family_representative_full_matrix(name, H):
@@ -514,6 +526,7 @@ EVERY_PROGRAM = Thinned(
     TRITON_PROGRAMS, lambda p: [Case(T, H, _w_dtype_for(T)) for H, T in _every_program_shapes(p)])
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", EVERY_PROGRAM.names)
 def test_every_program(name):
     prog = registry.get(name)
@@ -524,6 +537,7 @@ def test_every_program(name):
         _run(name, inputs("gaussian", T, H, _w_dtype_for(T), seed=T))
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", FAMILY_REPRESENTATIVES)
 @pytest.mark.parametrize("form", ["plain", "residual", "heads_strided", "heads_contiguous"])
 def test_forms_families_dtypes(name, form):
@@ -534,6 +548,7 @@ def test_forms_families_dtypes(name, form):
             _run(name, inputs(fam, T, H, w_dtype, form, seed=hash((fam, w_dtype)) % 1000))
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", FAMILY_REPRESENTATIVES)
 def test_strided_and_misaligned_views(name):
     torch.manual_seed(1)
@@ -551,12 +566,14 @@ def test_strided_and_misaligned_views(name):
     _run(name, inp)
 
 
+@pytest.mark.interpreter
 def test_non_contiguous_last_dim_rejected():
     x = torch.randn(8, 64).bfloat16().t()  # [64, 8], last stride 64
     with pytest.raises(ValueError, match="x: the last dimension must be contiguous"):
         runner.forward("fwd.row.r1.w8", x, torch.ones(8), 1e-6)
 
 
+@pytest.mark.interpreter
 def test_t_zero_launches_nothing_and_dw_is_zero():
     inp = inputs("gaussian", 0, 64)
     for name in ("bwd.pair.p2x.w8", "bwd.twosum.p2x.w8", "bwd.column_task.c64.w4", "bwd.atomic.p2x.w8"):
@@ -567,6 +584,7 @@ def test_t_zero_launches_nothing_and_dw_is_zero():
 TMA_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.loads == "tma") and _family_tested(p)]
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", TMA_PROGRAMS)
 def test_tma_programs_against_fp64_and_their_fallback(name):
     """`.tma` programs read g and x through tensor descriptors (zero padding past the last row and
@@ -585,6 +603,7 @@ def test_tma_programs_against_fp64_and_their_fallback(name):
         torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
 
 
+@pytest.mark.interpreter
 def test_tma_program_falls_back_on_a_view_it_cannot_describe():
     """A view whose base is not 16-byte aligned (x[:, 1:] of a wider tensor) runs the fallback; an
     aligned strided view (row stride != H) is read in place through the descriptor."""
@@ -634,6 +653,7 @@ def test_rows_of_flattens_only_heads_that_follow_one_another():
         registry.LaunchPolicy("persistent", heads_rows="flatten")
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", FLAT_HEADS_PROGRAMS)
 def test_flat_head_rows_match_their_base(name, monkeypatch):
     """`.fl` twins read the same rows in the same order as their base: outputs bit for bit the
@@ -663,6 +683,7 @@ def test_flat_head_rows_match_their_base(name, monkeypatch):
 FAST_STATS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.stats == "fast" and _family_tested(p)]
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", FAST_STATS_PROGRAMS)
 def test_fast_statistics_forwards_against_their_base(name):
     """`.fs` forwards: y and rstd in contract against FP64 in every form (run_forward_checked: rstd
@@ -696,6 +717,7 @@ def test_fast_statistics_need_the_one_row_static_forward():
 STATIC_COLUMN_TASKS = [p.name for p in registry.all_programs() if p.launch.grid == "column_tasks" and p.launch.static_h]
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", STATIC_COLUMN_TASKS)
 def test_static_column_tasks_against_their_runtime_h_twin(name):
     """`.hs` column tasks: the twin's tasks, sums and order with H compiled in: dw bit for bit, dx within
@@ -718,6 +740,7 @@ def test_static_column_tasks_against_their_runtime_h_twin(name):
 GRES_PREFETCH_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.gres_load == "prefetched"]
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", GRES_PREFETCH_PROGRAMS)
 def test_gres_prefetch_programs_match_their_base(name, monkeypatch):
     """`.gp` twins (residual form) load the incoming gradient of h_new with the next tile: dx and dw bit
@@ -756,6 +779,7 @@ GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce
 GRID_SYNC_V2_PROGRAMS = [p.name for p in registry.all_programs() if runner.grid_sync_v2(p)]
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", GRID_SYNC_PROGRAMS)
 def test_grid_sync_programs_match_their_two_launch_twin(name, monkeypatch):
     """`.gs` programs run their `.wr` twin's rows kernel as it is and sum the same partials in one
@@ -780,6 +804,7 @@ def test_grid_sync_programs_match_their_two_launch_twin(name, monkeypatch):
         assert worst <= 6.0e-4, (H, T, form, worst)
 
 
+@pytest.mark.interpreter
 def test_grid_sync_reduce_is_the_same_whichever_program_sums_a_column_block():
     """The `.gs` reduce over P partial rows, run by grids of 1, 3 and 7 programs with more column
     blocks than programs: the fixed-order FP64 sum, bit for bit the same whatever the grid."""
@@ -821,6 +846,7 @@ def test_grid_sync_needs_a_single_launch_compensated_pointer_program():
     assert runner.reduce_meta(ok, 512) is None  # no second launch
 
 
+@pytest.mark.interpreter
 def test_grid_sync_workspace_holds_the_barrier_words():
     name = GRID_SYNC_PROGRAMS[0]
     x = torch.zeros(10, 256, dtype=torch.bfloat16)
@@ -839,6 +865,7 @@ def _grid_sync_base(name: str) -> str:
     return name.removesuffix(".rw").removesuffix(".ur")
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", GRID_SYNC_V2_PROGRAMS)
 def test_grid_sync_reduce_and_barrier_options_are_bitwise_their_base(name, monkeypatch):
     """`.ur` (the reduce's tiles unrolled) and `.rw` (only the reducing programs wait) change when
@@ -866,6 +893,7 @@ def test_grid_sync_reduce_and_barrier_options_are_bitwise_their_base(name, monke
 GRID_SYNC_FLAT_PROGRAMS = [p.name for p in registry.all_programs() if runner.grid_sync_flat(p)]
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("name", GRID_SYNC_FLAT_PROGRAMS)
 def test_grid_sync_flat_reduce_programs_keep_the_rows_and_sum_the_same_partials(name, monkeypatch):
     """`.uf` runs its `.gs` base's rows and barrier as they are and sums the same FP64 partials in
@@ -891,6 +919,7 @@ def test_grid_sync_flat_reduce_programs_keep_the_rows_and_sum_the_same_partials(
             assert worst <= 6.0e-4, (w, T, worst)
 
 
+@pytest.mark.interpreter
 def test_grid_sync_flat_reduce_is_fixed_order_and_bounded():
     """The flat reduce over P partial rows below its tiles' cover, by grids of 1, 3 and 7 programs: bit
     for bit the same whatever the grid, the FP64 sum to FP32 rounding, +0.0 for a column of -0.0 (as
@@ -920,6 +949,7 @@ def test_grid_sync_flat_reduce_is_fixed_order_and_bounded():
     assert prog8.fingerprint != registry.get("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs.uf.rw").fingerprint
 
 
+@pytest.mark.interpreter
 def test_grid_sync_unrolled_reduce_is_bounded_and_exact():
     """The unrolled reduce against the looped one over the same tiles, with P below the tiles' cover
     (the last tile part masked, one whole tile masked) and a column of -0.0, bit for bit; and a grid whose
@@ -964,6 +994,7 @@ def test_grid_sync_programs_fall_back_to_their_two_launch_twin():
         assert set(prog.forms) <= set(fb.forms) and set(prog.w_dtypes) <= set(fb.w_dtypes) and fb.H_max >= prog.H_max, name
 
 
+@pytest.mark.interpreter
 def test_refused_cooperative_grid_runs_the_two_launch_twin(monkeypatch):
     """Where the driver refuses a `.gs` program's cooperative grid (fewer SMs than the device reports,
     under MPS or a green context), the backward runs its two-launch twin into the same outputs, says
@@ -1002,6 +1033,7 @@ def test_refused_cooperative_grid_runs_the_two_launch_twin(monkeypatch):
     assert not runner.cooperative_refusal(ValueError("too many blocks in cooperative launch"))
 
 
+@pytest.mark.interpreter
 def test_grid_sync_under_capture_launches_only_a_grid_already_accepted(monkeypatch):
     """While a CUDA graph is captured, a `.gs` program launches its cooperative grid only if the
     driver has accepted one as large on that device (a refusal there would invalidate the capture);

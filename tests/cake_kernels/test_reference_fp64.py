@@ -28,6 +28,7 @@ def _setup(fam, T, H, form, wd, seed=11):
     return inp, (h if h is not None else inp.x), rstd
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("fam, T, H, form, wd", CASES)
 def test_fused_oracle_matches_the_torch_oracle(fam, T, H, form, wd):
     inp, xn, rstd = _setup(fam, T, H, form, wd)
@@ -45,6 +46,7 @@ def test_fused_oracle_matches_the_torch_oracle(fam, T, H, form, wd):
     assert got[1] > got[0]
 
 
+@pytest.mark.interpreter
 def test_non_finite_dx_is_a_breach_not_a_nan():
     inp, xn, rstd = _setup("gaussian", 9, 40, "plain", "fp32")
     dx, _ = runner.backward("bwd.reference", inp.g, xn, inp.w, rstd)

@@ -50,6 +50,7 @@ def _expected_dx_errs(n_inputs):
     return out
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("capacity", [1, 3, 8])
 def test_grouped_dx_judging_matches_per_program(monkeypatch, capacity):
     monkeypatch.setattr(accuracy, "_dx_group_capacity", lambda dx_bytes, device: capacity)
@@ -75,6 +76,7 @@ def test_a_deadline_cut_leaves_every_family_equally_sampled():
     assert sorted((r["family"], r["inputs"]) for r in good) == [(f, 1) for f in sorted(FAMILIES)]
 
 
+@pytest.mark.interpreter
 def test_fused_and_torch_oracles_give_the_same_records():
     """The fused FP64 oracle (default on the GPU) and the torch one give the same accuracy records."""
     impls = {k: v for k, v in _impls().items() if k != "breach"}
