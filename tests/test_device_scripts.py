@@ -53,3 +53,28 @@ def test_sanitize_rejects_two_selections(capsys):
     finally:
         sys.argv = argv
     assert "--routed and --programs" in capsys.readouterr().err
+
+
+def test_sanitize_shapes_are_named_sets_or_explicit_items():
+    sanitize = _script("sanitize")
+    assert sanitize.parse_shapes("odd") == sanitize.ODD and sanitize.parse_shapes("small") == sanitize.SMALL
+    assert sanitize.parse_shapes("512:1:plain:fp32,256:64:heads_strided:fp32") == [
+        (512, 1, "plain", "fp32"), (256, 64, "heads_strided", "fp32")]
+    for bad in ("512:1:plain", "512:0:plain:fp32", "x:1:plain:fp32", "512:1:rows:fp32", "512:1:plain:fp16", ","):
+        with pytest.raises(ValueError, match="--shapes"):
+            sanitize.parse_shapes(bad)
+
+
+def test_sanitize_names_a_bad_shape_argument(capsys):
+    sanitize = _script("sanitize")
+    import sys
+
+    argv = sys.argv
+    sys.argv = ["sanitize.py", "--shapes", "512:1:plain:fp16"]
+    try:
+        with pytest.raises(SystemExit):
+            sanitize.main()
+    finally:
+        sys.argv = argv
+    err = capsys.readouterr().err
+    assert "--shapes" in err and "'512:1:plain:fp16'" in err

@@ -1,7 +1,7 @@
 """Run every Triton program at odd shapes, for compute-sanitizer (memcheck / racecheck) on the GPU.
 
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
-        python scripts/device/sanitize.py [--programs PARTS | --routed sm_90a] [--shapes odd|small]
+        python scripts/device/sanitize.py [--programs PARTS | --routed sm_90a] [--shapes odd|small|H:T:FORM:W,...]
 
     python scripts/device/sanitize.py --routed sm_90a --procs 14   # no sanitizer: builds every kernel
         in parallel processes (Triton's disk cache), so the sanitized run after it compiles nothing
@@ -31,6 +31,27 @@ ODD = [(1, 1, "plain", "fp32"), (7, 3, "plain", "bf16"), (1000, 65, "plain", "fp
        (256, 3, "heads_contiguous", "fp32"), (2049, 1031, "plain", "fp32"), (256, 1, "heads_strided", "fp32"),
        (256, 64, "heads_strided", "fp32"), (512, 1, "plain", "fp32")]
 SMALL = [(1000, 65, "plain", "fp32"), (4095, 17, "residual", "bf16"), (256, 5, "heads_strided", "fp32")]
+
+
+FORMS = ("plain", "residual", "heads_strided", "heads_contiguous")
+
+
+def parse_shapes(text: str) -> list[tuple[int, int, str, str]]:
+    """`odd`, `small`, or comma-separated `H:T:FORM:W_DTYPE` (e.g. `512:1:plain:fp32`), for rerunning
+    the shapes a timed-out sanitizer pass did not reach."""
+    if text in ("odd", "small"):
+        return ODD if text == "odd" else SMALL
+    shapes = []
+    for item in (x for x in text.split(",") if x):
+        parts = item.split(":")
+        ok = len(parts) == 4 and parts[0].isdigit() and parts[1].isdigit() and parts[2] in FORMS and parts[3] in ("bf16", "fp32")
+        if not ok or int(parts[0]) < 1 or int(parts[1]) < 1:
+            raise ValueError(f"--shapes: {item!r} is not H:T:FORM:W_DTYPE; accepted: odd, small, or items like "
+                             f"512:1:plain:fp32 with H, T >= 1, FORM one of {', '.join(FORMS)}, W_DTYPE bf16 or fp32")
+        shapes.append((int(parts[0]), int(parts[1]), parts[2], parts[3]))
+    if not shapes:
+        raise ValueError("--shapes: empty; accepted: odd, small, or items like 512:1:plain:fp32")
+    return shapes
 
 
 def routed_programs(arch: str) -> list[str]:
@@ -73,20 +94,23 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--programs", default="", help="comma-separated name parts, e.g. bwd.atomic,.gs (default: every Triton program)")
     ap.add_argument("--routed", default="", help="the programs of this arch's shipped route table (and their fallbacks), e.g. sm_90a")
-    ap.add_argument("--shapes", choices=("odd", "small"), default="odd")
+    ap.add_argument("--shapes", default="odd", help="odd, small, or comma-separated H:T:FORM:W_DTYPE (default: odd)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--procs", type=int, default=1, help="run the programs split over this many processes (a cache warm-up: "
                     "compute-sanitizer is meant for one)")
     args = ap.parse_args()
     if args.routed and args.programs:
         ap.error("--routed and --programs: give one of them")
+    try:
+        shapes = parse_shapes(args.shapes)
+    except ValueError as exc:
+        ap.error(str(exc))
     prefixes = [p for p in args.programs.split(",") if p]
     if args.routed:
         names = routed_programs(args.routed)
     else:
         names = [p.name for p in registry.all_programs() if p.launch.grid != "reference"
                  and (not prefixes or any(x in p.name for x in prefixes))]
-    shapes = ODD if args.shapes == "odd" else SMALL
     if args.procs > 1:
         parts = [(names[i::args.procs], shapes, args.device) for i in range(args.procs)]
         with mp.get_context("spawn").Pool(args.procs) as pool:
