@@ -379,10 +379,11 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
         check_token(configured_token, request.headers.get("authorization"))
         body = await read_body_bounded(request, max_body_bytes)
         lines = decode_lines(body)
-        records, result = await run_in_threadpool(ingest_lines, src.store, lines, name)
+        result = await run_in_threadpool(ingest_lines, src.store, lines, name)
         if getattr(result, "total_added", 1):  # a repeated upload adds nothing: keep the caches warm
             src.invalidate()
-        return {"ok": True, "bytes": len(body), "records": len(records), "result": as_dict(result)}
+        return {"ok": True, "bytes": len(body), "records": result.records - result.duplicates_in_file,
+                "result": as_dict(result)}
 
     # ---- pages --------------------------------------------------------------------------------
     def page(request: Request, src: DataSource, name: str, build: Callable[[], dict], key: tuple = ()):

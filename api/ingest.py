@@ -3,8 +3,8 @@
 Order matters and is what the tests pin down: the token is checked before a byte of the body is
 read; a declared Content-Length over the limit is refused before reading; a body that grows past
 the limit while streaming is refused as soon as it does (never buffered whole); only a complete,
-UTF-8 body reaches `parse_evidence` (the validator `import` uses) and then `import_evidence`,
-which writes everything in one transaction or nothing.
+UTF-8 body reaches `import_lines` (the validator and writer `import` uses, on the lines as sent, so
+an error names the client's line), which writes everything in one transaction or nothing.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def decode_lines(body: bytes) -> list[str]:
     except UnicodeDecodeError as exc:
         raise IngestRefused(422, {"message": f"body is not UTF-8 (byte {exc.start})", "line": None,
                                   "field": None}) from None
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte order mark, as the file importer accepts
     if not text.strip():
         raise IngestRefused(422, {"message": "empty body: send cake-evidence/1 JSON Lines", "line": None,
                                   "field": None})
@@ -83,11 +84,11 @@ def ingest_lines(store, lines: list[str], name: str):
     from sqlalchemy.exc import OperationalError
 
     from measurements_db.engine import StoreError
-    from measurements_db.evidence_io import EvidenceError, import_evidence, parse_evidence
+    from measurements_db.evidence_io import EvidenceError, import_lines
 
     try:
-        records = parse_evidence(lines, name)
-        return records, import_evidence(store, records, name=name)
+        # Parsed and imported from the lines as sent, so an error names the line the client sent.
+        return import_lines(store, lines, name)
     except EvidenceError as exc:
         raise IngestRefused(422, {"message": str(exc), "line": getattr(exc, "line", None),
                                   "field": getattr(exc, "field", None), "file": getattr(exc, "filename", name)}) from None

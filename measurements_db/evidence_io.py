@@ -20,7 +20,10 @@ Where the contract is silent, the rules applied here (docs/store.md lists them):
   of a ``published`` run need only the workload, family, ``inputs`` and ``dw_err_over_tol_max``,
   which may be null only next to a ``verdict``. A per-input record (``seed`` given) has ``inputs`` 1.
 * A record repeated in a file is imported once; two different records with one natural key (or a
-  run / program already stored with different values) reject the file.
+  run, program, timing block or per-input record already stored with different values) reject the
+  file. One (run, program, workload, T, family) holds one aggregate or per-input records.
+* Unknown keys the store cannot keep are left out and reported (``ImportResult.dropped_keys``),
+  never a rejection (the contract's rule).
 * ``started`` must be ISO 8601 with a UTC designator (``Z`` or ``+00:00``); samples must be finite
   and positive; NaN and Infinity are rejected everywhere.
 """
@@ -54,7 +57,7 @@ from measurements_db.summary import SUMMARY_INPUT_COLUMNS, family_run_summary, n
 SCHEMA = "cake-evidence/1"
 KINDS: tuple[str, ...] = ("run", "program", "timing", "accuracy")
 DTYPES: tuple[str, ...] = ("bf16", "fp32")
-_ARCH_RE = re.compile(r"^sm_[0-9]+[a-z]?$")
+_ARCH_RE = re.compile(r"sm_[0-9]+[a-z]?")  # fullmatch: `$` would let a trailing newline through
 
 ProgressFn = Callable[[str, int, int], None]
 _PG_IMPORT_LOCK = 0x63616B66  # PostgreSQL advisory lock held by every import transaction
@@ -162,8 +165,10 @@ def _check_field(f: Field, v: Any, err: Callable[[str, str], EvidenceError]) -> 
     """The normalized value of one present, non-null field, or raise."""
     t = f.type
     if t == "str":
-        if type(v) is not str or not v:
-            raise err(f.name, f"expected {_TYPE_WORDS[t]}, got {_describe(v)}")
+        # An identifier must be non-empty; an optional note may be "" (a host without a name).
+        if type(v) is not str or (not v and f.required):
+            words = _TYPE_WORDS[t] if f.required else "a string"
+            raise err(f.name, f"expected {words}, got {_describe(v)}")
     elif t == "int":
         if type(v) is not int:
             if not _is_int(v):
@@ -230,9 +235,27 @@ def _check_text(obj: Any, filename: str, line: int | None, where: str | None = N
             _check_text(v, filename, line, where)
 
 
-def validate_record(obj: Any, filename: str, line: int | None) -> dict:
+def _unkeepable(key: Any, value: Any) -> str | None:
+    """Why the store cannot keep an unknown key as JSON text, or None when it can."""
+    if not isinstance(key, str):
+        return "its key is not a string"
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return f"its value is not plain JSON ({exc})"
+    try:
+        _check_text({key: value}, "", None)
+    except EvidenceError as exc:
+        return exc.message
+    return None
+
+
+def validate_record(obj: Any, filename: str, line: int | None, dropped: list | None = None) -> dict:
     """Check one decoded JSON value against its kind; return the normalized record.
 
+    Unknown keys are kept, except those the store cannot hold (a value that is not plain JSON,
+    text with a NUL or a lone surrogate): the contract says they never reject a record, so they are
+    left out, and ``(line, key, reason)`` is appended to ``dropped`` when given.
     Checks that need other records (the run a record names) are in ``check_references``.
     """
 
@@ -262,20 +285,19 @@ def validate_record(obj: Any, filename: str, line: int | None) -> dict:
         out[f.name] = _check_field(f, v, err)
     for k, v in obj.items():
         if k not in _KNOWN[kind]:
-            if not isinstance(k, str):
-                raise err(str(k), "keys are strings")
-            try:  # unknown keys are kept as JSON: they must be plain, finite JSON values
-                json.dumps(v, allow_nan=False)
-            except (TypeError, ValueError) as exc:
-                raise err(k, f"unknown keys are kept as JSON, but this value is not plain JSON ({exc})") from None
-            out[k] = v
+            reason = _unkeepable(k, v)
+            if reason is None:
+                out[k] = v
+            elif dropped is not None:
+                dropped.append((line, str(k), reason))
     # Per-kind rules the table states in words.
-    if kind in ("run", "timing", "accuracy") and not _ARCH_RE.match(out["arch"]):
+    if kind in ("run", "timing", "accuracy") and not _ARCH_RE.fullmatch(out["arch"]):
         raise err("arch", f"{_describe(out['arch'])} is not accepted; accepted: sm_<digits>[letter], e.g. sm_90a, sm_100a")
     if kind == "run":
         _check_started(out["started"], err)
-        if out["source"] == "published" and "citation" not in out:
-            raise err("citation", "missing; a published run names where its figures come from")
+        if out["source"] == "published" and not out.get("citation"):
+            raise err("citation", f"{'empty' if 'citation' in out else 'missing'}; a published run names where its "
+                      "figures come from")
     elif kind == "timing":
         if out["copy"] not in (0, 1):
             raise err("copy", f"{out['copy']} is not accepted; accepted: 0, or 1 for the A/A second copy")
@@ -286,6 +308,9 @@ def validate_record(obj: Any, filename: str, line: int | None) -> dict:
     elif kind == "accuracy":
         if "seed" in out and out["inputs"] != 1:
             raise err("inputs", f"{out['inputs']} with a seed; a per-input record (seed given) has inputs 1")
+        for k in PUBLISHED_ONLY_FIELDS:
+            if "seed" in out and k in out:
+                raise err(k, "only published aggregates carry it; this record has a seed (a per-input record)")
         if out["dw_err_over_tol_max"] is None and "verdict" not in out:
             raise err("dw_err_over_tol_max", "null without a verdict; accepted: a number, or null next to a "
                       "published verdict (pass or fail)")
@@ -377,12 +402,19 @@ class _Parsed:
     records: list[dict] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
     duplicates: int = 0  # records repeated verbatim in the input (imported once)
+    dropped: list[tuple[int, str, str]] = field(default_factory=list)  # unknown keys the store cannot keep
+
+
+def accuracy_group(rec: Mapping) -> tuple:
+    """(run, workload, program, T, family): the group one aggregate (or a set of per-input records) covers."""
+    return (rec["run_id"], *_workload(rec), rec["program"], rec["T"], rec["family"])
 
 
 def _parse(items: Iterable[tuple[int, Any]], filename: str, *, decoded: bool,
            progress: ProgressFn | None = None, total: int = 0) -> _Parsed:
     out = _Parsed(filename)
     seen: dict[tuple, tuple[int, dict]] = {}
+    groups: dict[tuple, tuple[int, bool]] = {}  # accuracy group -> (first line, is an aggregate)
     for count, (line, item) in enumerate(items, 1):
         if decoded:
             obj = item
@@ -393,7 +425,7 @@ def _parse(items: Iterable[tuple[int, Any]], filename: str, *, decoded: bool,
                 obj = json.loads(item, parse_constant=_reject_constant)
             except (ValueError, RecursionError) as exc:
                 raise EvidenceError(filename, line, None, f"not valid JSON ({exc}); each line is one JSON object") from None
-        rec = validate_record(obj, filename, line)
+        rec = validate_record(obj, filename, line, out.dropped)
         _check_text(rec, filename, line)
         key = natural_key(rec)
         prev = seen.get(key)
@@ -403,6 +435,11 @@ def _parse(items: Iterable[tuple[int, Any]], filename: str, *, decoded: bool,
                 continue
             raise EvidenceError(filename, line, None, f"a different {rec['kind']} record with the same key as line "
                                 f"{prev[0]} ({', '.join(map(str, key[1:]))}); each key may appear once")
+        if rec["kind"] == "accuracy":
+            group, aggregate = accuracy_group(rec), rec.get("seed") is None
+            first = groups.setdefault(group, (line, aggregate))
+            if first[0] != line and (aggregate or first[1]):
+                raise EvidenceError(filename, line, None, _group_clash(group, aggregate, first[1], f"line {first[0]}"))
         seen[key] = (line, rec)
         out.records.append(rec)
         out.lines.append(line)
@@ -411,6 +448,16 @@ def _parse(items: Iterable[tuple[int, Any]], filename: str, *, decoded: bool,
     file_runs = {r["run_id"]: r["source"] for r in out.records if r["kind"] == "run"}
     check_references(out.records, out.lines, filename, file_runs, require_known_runs=False)
     return out
+
+
+def _group_clash(group: tuple, aggregate: bool, other_aggregate: bool, where: str) -> str:
+    run_id, arch, H, x_dtype, w_dtype, form, program, T, family = group
+    what = "a second aggregate" if aggregate and other_aggregate else (
+        "an aggregate" if aggregate else "a per-input record")
+    other = "an aggregate" if other_aggregate else "per-input records"
+    return (f"{what} for run {run_id}, {program} at {arch} H={H} {x_dtype}/{w_dtype} {form} T={T}, family "
+            f"{family}, where {where} holds {other}; the contract allows one aggregate per run, program, "
+            "workload and family, or per-input records (seed given), not both")
 
 
 def parse_evidence(lines: Iterable[str], filename: str) -> list[dict]:
@@ -433,6 +480,8 @@ def _read_lines(path: Path, name: str) -> tuple[list[str], str]:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:  # a corrupt deflate stream raises zlib.error
             raise EvidenceError(name, None, None, f"not a readable gzip file ({exc})") from None
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark (some Windows editors write one)
+        data = data[3:]
     lines = data.split(b"\n")
     out = []
     for i, raw in enumerate(lines, 1):
@@ -458,6 +507,8 @@ class ImportResult:
     added: dict[str, int]
     skipped: dict[str, int]
     duplicates_in_file: int = 0
+    #: unknown keys left out because the store cannot keep them: {"line", "key", "reason"}
+    dropped_keys: list[dict] = field(default_factory=list)
 
     @property
     def total_added(self) -> int:
@@ -465,7 +516,8 @@ class ImportResult:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "sha256": self.sha256, "records": self.records, "added": dict(self.added),
-                "skipped": dict(self.skipped), "duplicates_in_file": self.duplicates_in_file}
+                "skipped": dict(self.skipped), "duplicates_in_file": self.duplicates_in_file,
+                "dropped_keys": list(self.dropped_keys)}
 
 
 def _insert(conn: Connection, table):
@@ -618,6 +670,7 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
             added[kind] += _count(conn, table) - before
 
     # Timing blocks (sorted by key so concurrent importers lock rows in one order).
+    prior_runs = sorted(run_pk[rid] for rid in stored)  # runs in the store before this import
     rows = []
     for i in by_kind["timing"]:
         r = recs[i]
@@ -632,6 +685,8 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
             "median_us": r.get("median_us"), "n": r.get("n"), "extra": _extra(r, "timing"),
         })
     tkey = ["run_pk", "workload_id", "program", "op", "t", "session", "round", "position", "copy", "timer", "l2"]
+    _check_stored_values(conn, TimingBlock.__table__, rows, [lines[i] for i in by_kind["timing"]], tkey,
+                         ["samples", "median_us", "n", "extra"], prior_runs, fname, "timing")
     rows.sort(key=lambda d: tuple(d[k] for k in tkey))
     _bulk(TimingBlock.__table__, rows, tkey, "timing")
 
@@ -646,6 +701,10 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
             row[c] = r.get(c)
         rows.append(row)
     akey = ["run_pk", "workload_id", "program", "t", "family", "rec_key"]
+    acc_lines = [lines[i] for i in by_kind["accuracy"]]
+    _check_stored_values(conn, AccuracyRecord.__table__, rows, acc_lines, akey, [*acc_cols, "extra"], prior_runs,
+                         fname, "accuracy")
+    _check_stored_groups(conn, rows, acc_lines, prior_runs, fname, {v: k for k, v in run_pk.items()})
     rows.sort(key=lambda d: tuple(d[k] for k in akey))
     before = added["accuracy"]
     _bulk(AccuracyRecord.__table__, rows, akey, "accuracy")
@@ -654,6 +713,63 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
 
     skipped = Counter({k: seen[k] - added[k] for k in KINDS if seen[k]})
     return added, skipped
+
+
+def _stored_rows(conn: Connection, table, cols: list[str], run_pks: list[int], workload_ids: list[int]):
+    for rchunk in _chunks(run_pks, 200):
+        for wchunk in _chunks(workload_ids, 200):
+            yield from conn.execute(select(*(table.c[c] for c in cols)).where(
+                table.c.run_pk.in_(rchunk), table.c.workload_id.in_(wchunk)))
+
+
+def _check_stored_values(conn: Connection, table, rows: list[dict], row_lines: list[int], key: list[str],
+                         values: list[str], prior_runs: list[int], fname: str, kind: str) -> None:
+    """A record whose key is stored with other values rejects the file: skipping it (as a repeat)
+    would drop this file's numbers without a word, and a run's measurement has one set of values."""
+    pks = set(prior_runs)
+    mine = {tuple(d[k] for k in key): (line, d) for d, line in zip(rows, row_lines) if d["run_pk"] in pks}
+    if not mine:
+        return
+    wids = sorted({k[1] for k in mine})
+    for row in _stored_rows(conn, table, key + values, sorted(pks), wids):
+        hit = mine.get(tuple(row[:len(key)]))
+        if hit is None:
+            continue
+        line, d = hit
+        for c, old in zip(values, row[len(key):]):
+            if old != d[c] and not (c == "extra" and not old and not d[c]):
+                # As within one file: one key, one record (its unknown keys included, as for runs).
+                shown = {"samples": "samples_us", "extra": None}.get(c, c)
+                what = f"another {shown}" if shown else "other unknown keys"
+                raise EvidenceError(fname, line, shown, f"a {kind} record with this key is already in the store with "
+                                    f"{what}; a run's measurement has one value (import it under a new run_id, or "
+                                    "export, fix and import into a new store)")
+
+
+def _check_stored_groups(conn: Connection, rows: list[dict], row_lines: list[int], prior_runs: list[int],
+                         fname: str, run_ids: Mapping[int, str]) -> None:
+    """One aggregate per (run, program, workload, T, family), or per-input records: against the store."""
+    pks = set(prior_runs)
+    gcols = ["run_pk", "workload_id", "program", "t", "family"]
+    mine: dict[tuple, tuple[int, dict]] = {}
+    for d, line in zip(rows, row_lines):
+        if d["run_pk"] in pks:
+            mine.setdefault(tuple(d[k] for k in gcols), (line, d))
+    if not mine:
+        return
+    at = AccuracyRecord.__table__
+    wids = sorted({g[1] for g in mine})
+    wl = {r.id: r for r in conn.execute(select(Workload.__table__).where(Workload.__table__.c.id.in_(wids)))}
+    for row in _stored_rows(conn, at, gcols + ["rec_key"], sorted(pks), wids):
+        hit = mine.get(tuple(row[:5]))
+        if hit is None:
+            continue
+        line, d = hit
+        stored_agg, agg = row[5].startswith("agg:"), d["rec_key"].startswith("agg:")
+        if row[5] != d["rec_key"] and (stored_agg or agg):
+            w = wl[d["workload_id"]]
+            group = (run_ids[d["run_pk"]], w.arch, w.h, w.x_dtype, w.w_dtype, w.form, d["program"], d["t"], d["family"])
+            raise EvidenceError(fname, line, None, _group_clash(group, agg, stored_agg, "the store"))
 
 
 def _refresh_summaries(conn: Connection, groups: set[tuple]) -> None:
@@ -696,9 +812,7 @@ def import_evidence(store: Store, path_or_records: str | os.PathLike | Iterable[
     the import time. ``progress(phase, done, total)`` is called now and then ("parse", "write").
     Raises EvidenceError for bad evidence (nothing written) and StoreError for a read-only store.
     """
-    if store.embedded and not _allow_embedded:
-        raise StoreError("the embedded default store is a read-only cache of the shipped bundles; import into a "
-                         "store named by --db URL or $CAKE_DB_URL (e.g. --db sqlite:///evidence.sqlite)")
+    _refuse_embedded(store, _allow_embedded)
     if isinstance(path_or_records, (str, os.PathLike)):
         path = Path(path_or_records)
         fname = name or str(path_or_records)
@@ -711,6 +825,27 @@ def import_evidence(store: Store, path_or_records: str | os.PathLike | Iterable[
         parsed = _parse(((i, r) for i, r in enumerate(items, 1)), fname, decoded=True,
                         progress=progress, total=len(items))
         sha = hashlib.sha256(format_records(parsed.records).encode()).hexdigest()
+    return _import_parsed(store, parsed, sha, progress)
+
+
+def import_lines(store: Store, lines: Sequence[str], name: str, *, progress: ProgressFn | None = None) -> ImportResult:
+    """`import_evidence` for text lines already in memory (the service's ingest): errors name the
+    lines as sent, blank lines counted, and the SHA-256 is of the lines joined by newlines."""
+    _refuse_embedded(store, False)
+    sha = hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+    parsed = _parse(((i, ln) for i, ln in enumerate(lines, 1)), name, decoded=False, progress=progress,
+                    total=len(lines))
+    return _import_parsed(store, parsed, sha, progress)
+
+
+def _refuse_embedded(store: Store, allow: bool) -> None:
+    if store.embedded and not allow:
+        raise StoreError("the embedded default store is a read-only cache of the shipped bundles; import into a "
+                         "store named by --db URL or $CAKE_DB_URL (e.g. --db sqlite:///evidence.sqlite)")
+
+
+def _import_parsed(store: Store, parsed: _Parsed, sha: str, progress: ProgressFn | None) -> ImportResult:
+    fname = parsed.filename
     for attempt in range(5):
         try:
             with store.write() as conn:
@@ -725,7 +860,8 @@ def import_evidence(store: Store, path_or_records: str | os.PathLike | Iterable[
     return ImportResult(name=fname, sha256=sha, records=len(parsed.records) + parsed.duplicates,
                         added={k: added.get(k, 0) for k in KINDS if k in added or k in skipped},
                         skipped={k: skipped.get(k, 0) for k in KINDS if k in added or k in skipped},
-                        duplicates_in_file=parsed.duplicates)
+                        duplicates_in_file=parsed.duplicates,
+                        dropped_keys=[{"line": ln, "key": k, "reason": why} for ln, k, why in parsed.dropped])
 
 
 # ---------------------------------------------------------------------------------------------

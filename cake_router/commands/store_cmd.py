@@ -131,6 +131,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         else:
             table.add_row(r["file"], "[red]rejected[/] (nothing written)", "", "", "", "", "")
     con.print(table)
+    for r in results:
+        for d in r.get("dropped_keys") or ():
+            err.print(f"[yellow]warning:[/] {r['file']}:{d['line']}: unknown key {d['key']!r} not kept "
+                      f"({d['reason']}); the record was imported without it", markup=True, highlight=False,
+                      soft_wrap=True)
     for r in failed:
         err.print(f"[red]error:[/] {r['error']}", markup=True, highlight=False, soft_wrap=True)
     return 1 if failed else 0

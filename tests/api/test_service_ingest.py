@@ -169,6 +169,27 @@ def test_unknown_run_reference_is_422(client, store_url):
     assert store_counts(store_url) == before
 
 
+def test_store_dependent_errors_name_the_line_as_sent(client, store_url):
+    # Blank lines and a repeated record before the bad one: the 422 names the client's line 6.
+    run, timing = new_evidence().splitlines()
+    orphan = json.dumps(dict(json.loads(timing), run_id="no-such-run", T=778))
+    body = "\n".join([run, "", timing, timing, "", orphan]) + "\n"
+    before = store_counts(store_url)
+    r = client.post("/api/evidence", content=body, headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"]["line"] == 6 and r.json()["detail"]["field"] == "run_id"
+    assert store_counts(store_url) == before
+
+
+def test_unkeepable_unknown_key_is_reported_not_refused(client, store_url):
+    run, timing = new_evidence(run_id="synthetic-ingest-nul").splitlines()
+    body = run + "\n" + json.dumps(dict(json.loads(timing), comment="a\x00b")) + "\n"
+    r = client.post("/api/evidence", content=body, headers=AUTH)
+    assert r.status_code == 200, r.text
+    assert r.json()["records"] == 2
+    assert [(d["line"], d["key"]) for d in r.json()["result"]["dropped_keys"]] == [(2, "comment")]
+
+
 def test_bad_upload_name_is_rejected(client):
     r = client.post("/api/evidence?name=../../etc/passwd", content=new_evidence(), headers=AUTH)
     assert r.status_code == 422

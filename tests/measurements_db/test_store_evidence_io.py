@@ -260,13 +260,123 @@ def test_in_memory_records_with_numpy_numbers_are_normalized(store):
     assert t["T"] == 65536 and t["samples_us"] == [412.1, 411.8]
 
 
-def test_unknown_values_must_be_plain_json(store):
+def test_unknown_keys_the_store_cannot_keep_are_left_out_not_rejected(tmp_path, store):
+    # The contract: unknown keys are kept when the store can, and never cause a rejection.
     recs = sample_records()
     recs[0]["weird"] = float("nan")
+    recs[3]["note_nul"] = "a\x00b"
+    recs[4]["fine"] = "kept"
+    res = import_evidence(store, recs, name="mem")
+    assert [(d["line"], d["key"]) for d in res.dropped_keys] == [(1, "weird"), (4, "note_nul")]
+    assert "plain JSON" in res.dropped_keys[0]["reason"] and "NUL" in res.dropped_keys[1]["reason"]
+    assert counts(store)["runs"] == 2 and res.as_dict()["dropped_keys"] == res.dropped_keys
+    out = [json.loads(x) for x in export_evidence(store).splitlines()]
+    assert not any("weird" in r or "note_nul" in r for r in out)
+    assert any(r.get("fine") == "kept" for r in out)
+    path = tmp_path / "huge.jsonl"  # 1e400 parses as infinity: not plain JSON, so left out
+    path.write_text(SAMPLE.read_text().replace('"sm_count": 132,', '"sm_count": 132, "c": 1e400,', 1))
+    assert [d["key"] for d in parse_and_drop(path)] == ["c"]
+
+
+def parse_and_drop(path) -> list[dict]:
+    from measurements_db.engine import open_store
+
+    fresh = open_store(f"sqlite:///{path.parent / 'fresh.sqlite'}")
+    try:
+        return import_evidence(fresh, path).dropped_keys
+    finally:
+        fresh.close()
+
+
+def test_empty_optional_strings_are_accepted_identifiers_are_not(store):
+    recs = sample_records()
+    recs[0].update(host="", note="")
+    import_evidence(store, recs)
+    run = next(r for r in export_records(store) if r["kind"] == "run" and r["run_id"] == recs[0]["run_id"])
+    assert run["host"] == "" and run["note"] == ""
+    for i, fld in ((0, "gpu"), (3, "session")):
+        bad = sample_records()
+        bad[i][fld] = ""
+        with pytest.raises(EvidenceError) as info:
+            parse_evidence(lines_of(bad), "f")
+        assert (info.value.line, info.value.field) == (i + 1, fld) and "non-empty" in str(info.value)
+    bad = sample_records()
+    bad[6]["citation"] = ""
+    with pytest.raises(EvidenceError, match="citation.*empty; a published run"):
+        parse_evidence(lines_of(bad), "f")
+
+
+def test_arch_with_a_trailing_newline_is_rejected():
+    recs = sample_records()
+    recs[0]["arch"] = "sm_90a\n"
     with pytest.raises(EvidenceError) as info:
-        import_evidence(store, recs, name="mem")
-    assert (info.value.line, info.value.field) == (1, "weird")
-    assert counts(store)["runs"] == 0
+        parse_evidence(lines_of(recs), "f")
+    assert (info.value.line, info.value.field) == (1, "arch")
+
+
+def test_published_only_fields_are_refused_on_a_per_input_record():
+    recs = sample_records()
+    published = next(r for r in recs if r["kind"] == "accuracy" and "verdict" in r)
+    recs.append({k: v for k, v in published.items() if k != "qualified_by_source"} | {"seed": 3, "inputs": 1})
+    with pytest.raises(EvidenceError) as info:
+        parse_evidence(lines_of(recs), "f")
+    assert (info.value.line, info.value.field) == (len(recs), "verdict") and "per-input" in str(info.value)
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path, store):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + SAMPLE.read_bytes())
+    assert import_evidence(store, path).total_added == len(sample_records())
+
+
+def _aggregate(recs: list[dict]) -> dict:
+    return next(r for r in recs if r["kind"] == "accuracy" and "seed" not in r and r["run_id"] == recs[0]["run_id"])
+
+
+def test_a_second_aggregate_for_one_group_is_rejected_in_the_file_and_against_the_store(store):
+    # Two aggregates of 60 inputs for one (run, program, workload, family) would count 120 inputs,
+    # enough to qualify a point; the contract allows one aggregate per group.
+    recs = sample_records()
+    agg = _aggregate(recs)
+    twin = dict(agg, emitted="again")  # differs only in an unknown key
+    with pytest.raises(EvidenceError) as info:
+        parse_evidence(lines_of(recs + [twin]), "f")
+    assert info.value.line == len(recs) + 1 and "second aggregate" in str(info.value)
+    import_evidence(store, recs)
+    with pytest.raises(EvidenceError) as info:
+        import_evidence(store, [recs[0], twin], name="later.jsonl")
+    assert info.value.line == 2 and "second aggregate" in str(info.value) and "the store" in str(info.value)
+    assert import_evidence(store, [recs[0], agg]).total_added == 0  # the same aggregate again: a repeat
+
+
+def test_per_input_records_and_an_aggregate_do_not_share_a_group(store):
+    recs = sample_records()
+    per_input = next(r for r in recs if r["kind"] == "accuracy" and "seed" in r)
+    agg = {k: v for k, v in per_input.items() if k != "seed"}
+    agg["inputs"] = 120
+    with pytest.raises(EvidenceError, match="an aggregate for run .* holds per-input records"):
+        parse_evidence(lines_of(recs + [agg]), "f")
+    import_evidence(store, recs)
+    with pytest.raises(EvidenceError, match="the store holds per-input records"):
+        import_evidence(store, [recs[0], agg])
+    second = dict(per_input, seed=per_input["seed"] + 1)
+    assert import_evidence(store, [recs[0], second]).added["accuracy"] == 1  # more inputs of the group: fine
+
+
+def test_a_stored_record_with_other_values_rejects_the_file(store):
+    recs = sample_records()
+    import_evidence(store, recs)
+    timing = dict(recs[3], samples_us=[999.0])
+    with pytest.raises(EvidenceError) as info:
+        import_evidence(store, [recs[0], timing], name="again.jsonl")
+    assert (info.value.line, info.value.field) == (2, "samples_us") and "already in the store" in str(info.value)
+    per_input = next(r for r in recs if r["kind"] == "accuracy" and "seed" in r)
+    with pytest.raises(EvidenceError) as info:
+        import_evidence(store, [recs[0], dict(per_input, dw_err_over_tol_max=0.9)], name="again.jsonl")
+    assert info.value.field == "dw_err_over_tol_max"
+    with pytest.raises(EvidenceError, match="other unknown keys"):
+        import_evidence(store, [recs[0], dict(per_input, added_later=1)], name="again.jsonl")
+    assert counts(store)["timing_blocks"] == sum(r["kind"] == "timing" for r in recs)
 
 
 # ---- property: any valid values survive export -> import -> export ---------------------------

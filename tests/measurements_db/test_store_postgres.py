@@ -54,6 +54,24 @@ def test_postgres_bad_file_writes_nothing(pg_url, tmp_path):
     st.close()
 
 
+def test_postgres_stored_values_and_aggregate_groups_are_checked(pg_url):
+    # The checks against stored rows compare bytea samples, JSON extras and doubles as PostgreSQL returns them.
+    import json
+
+    recs = [json.loads(x) for x in SAMPLE.read_text().splitlines() if x.strip()]
+    st = open_store(pg_url)
+    import_evidence(st, recs)
+    assert sum(import_evidence(st, recs).added.values()) == 0  # a repeat is no conflict
+    with pytest.raises(EvidenceError, match="already in the store with another samples_us"):
+        import_evidence(st, [recs[0], dict(recs[3], samples_us=[999.0])])
+    agg = next(r for r in recs if r["kind"] == "accuracy" and "seed" not in r and r["run_id"] == recs[0]["run_id"])
+    with pytest.raises(EvidenceError, match="second aggregate"):
+        import_evidence(st, [recs[0], dict(agg, emitted="again")])
+    with st.read() as conn:
+        assert conn.execute(text("SELECT count(*) FROM accuracy_records")).scalar() == 3
+    st.close()
+
+
 def test_postgres_newer_schema_is_refused(pg_url):
     st = open_store(pg_url)
     with st.write() as conn:
