@@ -34,6 +34,16 @@ def test_import_reports_each_file_and_a_bad_file_does_not_stop_the_others(tmp_pa
     assert f"{bad}:3: field 'runnable'" in captured.err.replace("\n", "")
 
 
+def test_import_warns_of_unknown_keys_it_could_not_keep(tmp_path, sqlite_url, capsys):
+    f = tmp_path / "nul.jsonl"
+    lines = SAMPLE.read_text().splitlines()
+    lines[0] = lines[0].replace('"sm_count": 132,', '"sm_count": 132, "comment": "a\\u0000b",', 1)
+    f.write_text("\n".join(lines) + "\n")
+    assert main(["import", str(f), "--db", sqlite_url]) == 0
+    err = capsys.readouterr().err.replace("\n", "")
+    assert f"{f}:1: unknown key 'comment' not kept" in err and "NUL" in err
+
+
 def test_import_without_a_store_url_is_refused(capsys):
     rc = main(["import", str(SAMPLE)])
     assert rc == 2 and "--db URL" in capsys.readouterr().err
