@@ -289,28 +289,31 @@ def prepare_peer(name: str, inp, wl: Workload) -> Prepared:
 
         out, xn, rstd = qfwd()
 
-        def qbwd(xx, rr, gg, ghh):
+        def qbwd(xx, ww, rr, gg, ghh):
             if tuned:
                 dx = torch.empty_like(xx)
                 sm = torch.cuda.get_device_properties(xx.device).multi_processor_count
                 dwp = torch.empty((sm, xx.shape[-1]), dtype=torch.float32, device=xx.device)
-                qr.rmsnorm_bwd_tuned(xx, w, gg, rr, dx, dw_partial=dwp, dresidual_out=ghh, has_dw_partial=True, sm_count=sm)
+                qr.rmsnorm_bwd_tuned(xx, ww, gg, rr, dx, dw_partial=dwp, dresidual_out=ghh, has_dw_partial=True, sm_count=sm)
                 return dx, dwp.sum(0)
-            dx, dw, _, _ = qr.rmsnorm_bwd(xx, w, gg, rr, dresidual_out=ghh, has_residual=res is not None)
+            dx, dw, _, _ = qr.rmsnorm_bwd(xx, ww, gg, rr, dresidual_out=ghh, has_residual=res is not None)
             return dx, dw
 
         prep.ops["fwd"] = qfwd
-        prep.ops["bwd"] = lambda: qbwd(xn, rstd, g, gh)
+        prep.ops["bwd"] = lambda: qbwd(xn, w, rstd, g, gh)
 
         def qstep():
             qfwd()
             _, xx, rr = qfwd()
-            qbwd(xx, rr, g, gh)
+            qbwd(xx, w, rr, g, gh)
 
         prep.ops["2xfwd+bwd"] = qstep
 
         def qacc(i, xn2, r2):
-            return qbwd(xn2, r2.reshape(xn2.shape[:-1]), i.g, i.g_h_new)
+            # The accuracy input's own weight: dx depends on it (dw does not). Until session 26 the
+            # timing input's weight was passed here, so QuACK's stored dx figures are wrong (its dw
+            # figures are right); dx is not part of the in-budget rule (ROUTING-POLICY section 3).
+            return qbwd(xn2, i.w.float(), r2.reshape(xn2.shape[:-1]), i.g, i.g_h_new)
 
         prep.dw_for_accuracy = qacc
         return prep

@@ -147,3 +147,50 @@ def test_liger_backward_gets_the_rows_its_forward_returned(monkeypatch, form):
     torch.testing.assert_close(dw, want_dw.float())
     torch.testing.assert_close(dx.float(), want_dx.float(), atol=1e-2, rtol=1e-2)
     assert calls and all(len(s) == 2 and s[-1] == H for s in calls)  # bwd, step and accuracy: rows of H
+
+
+def _fake_quack(weights: list):
+    """quack.rmsnorm as far as the harness uses it (heuristic config), on the reference kernels."""
+    from cake_kernels.reference import reference_backward, reference_forward
+
+    def rmsnorm_fwd(x, w, residual=None, eps=1e-6, store_rstd=True):
+        y, rstd, h = reference_forward(x, w, eps, residual)
+        return y, (h if h is not None else x), rstd
+
+    def rmsnorm_bwd(x, w, dout, rstd, dresidual_out=None, has_residual=False):
+        weights.append(w)
+        dx, dw = reference_backward(dout, x, w, rstd)
+        if dresidual_out is not None:
+            dx = dx + dresidual_out
+        return dx, dw.float(), None, None
+
+    pkg, mod = types.ModuleType("quack"), types.ModuleType("quack.rmsnorm")
+    pkg.__path__ = []
+    mod.rmsnorm_fwd, mod.rmsnorm_bwd = rmsnorm_fwd, rmsnorm_bwd
+    return {"quack": pkg, "quack.rmsnorm": mod}
+
+
+def test_quack_accuracy_backward_takes_the_accuracy_inputs_weight(monkeypatch):
+    """dx depends on the weight: the accuracy pass judges each input's dx, so QuACK must get that
+    input's weight, not the one of the inputs prepared for timing (sessions up to 25 passed the
+    latter, and every stored QuACK dx err/tol was 10-300 where the anchors measure below 0.4)."""
+    import torch
+
+    from cake_kernels.inputs import make_inputs
+    from cake_kernels.reference import reference_backward, reference_forward
+
+    weights: list = []
+    for name, m in _fake_quack(weights).items():
+        monkeypatch.setitem(sys.modules, name, m)
+    monkeypatch.setattr(impls, "_check_version", lambda name: None)
+    timing_inp = make_inputs("gaussian", 9, 512, "bf16", "plain", seed=3, device="cpu")
+    prep = impls.prepare_peer("peer.quack.heuristic", timing_inp, impls.Workload(512, "plain", "bf16", 9))
+    prep.ops["bwd"]()
+    acc_inp = make_inputs("outlier_rows", 9, 512, "bf16", "plain", seed=11, device="cpu")
+    assert not torch.equal(acc_inp.w, timing_inp.w)
+    _, rstd, _ = reference_forward(acc_inp.x, acc_inp.w, impls.EPS, None)
+    dx, dw = prep.dw_for_accuracy(acc_inp, acc_inp.x, rstd)
+    want_dx, want_dw = reference_backward(acc_inp.g, acc_inp.x, acc_inp.w, rstd)
+    assert torch.equal(weights[-1], acc_inp.w.float())
+    torch.testing.assert_close(dx.float(), want_dx.float(), atol=1e-2, rtol=1e-2)
+    torch.testing.assert_close(dw, want_dw.float())
