@@ -274,7 +274,8 @@ def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadE
                 fingerprint=rec["fingerprint"], description=rec.get("description"),
             )
         elif kind == "timing":
-            timing_recs.append(rec)
+            if rec.get("l2", "cold") == "cold":  # latency is timed with L2 flushed (ROUTING-POLICY section 4)
+                timing_recs.append(rec)
         elif kind == "accuracy":
             acc_recs.append(rec)
 

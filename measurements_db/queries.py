@@ -85,7 +85,8 @@ def workload_evidence(store: Store, arch: str, gpu: str | None = None) -> dict[W
         trows = conn.execute(select(
             tt.c.workload_id, tt.c.program, tt.c.op, tt.c.t, tt.c.run_pk, tt.c.session, tt.c.copy, tt.c.timer,
             tt.c.samples, tt.c.median_us, tt.c.n, tt.c.extra,
-        ).where(tt.c.workload_id.in_(ids), *([tt.c.run_pk.in_(list(runs))] if gpu is not None else []))).all()
+        ).where(tt.c.workload_id.in_(ids), tt.c.l2 == "cold",  # section 4: latency is timed with L2 flushed
+                *([tt.c.run_pk.in_(list(runs))] if gpu is not None else []))).all()
         st = AccuracySummary.__table__
         arows = conn.execute(select(
             st.c.workload_id, st.c.program, st.c.t, st.c.family, st.c.run_pk, st.c.inputs, st.c.worst, st.c.median,

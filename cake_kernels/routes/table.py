@@ -29,7 +29,7 @@ def routes_dir() -> Path:
 
 def canonical_bytes(doc: dict) -> bytes:
     body = {k: v for k, v in doc.items() if k != "checksum"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 def compute_checksum(doc: dict) -> str:
@@ -43,7 +43,8 @@ def write_table(doc: dict, path: str | os.PathLike) -> bytes:
     """
     doc = dict(doc)
     doc["checksum"] = compute_checksum(doc)
-    data = (json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    # allow_nan=False: NaN or Infinity would make a file strict JSON parsers refuse.
+    data = (json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -156,6 +157,10 @@ def parse_table(doc: Any, path: str, known_programs: set[str] | None = None) -> 
     return table
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
 def load_table(path: str | os.PathLike, known_programs: set[str] | None = None) -> RouteTable:
     """Read, verify (checksum, cover, programs) and index one table file."""
     path = str(path)
@@ -164,7 +169,7 @@ def load_table(path: str | os.PathLike, known_programs: set[str] | None = None) 
     except OSError as exc:
         raise RouteTableError(f"route table {path}: cannot read: {exc}") from None
     try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = json.loads(raw, parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError
         raise RouteTableError(f"route table {path}: not valid JSON ({exc}); the file is corrupted or truncated") from None
     return parse_table(doc, path, known_programs)

@@ -60,6 +60,7 @@ class Policy:
 _FLOAT_FIELDS = {"dw_atol", "dw_rtol", "eager_floor", "rerun_above", "spread_limit", "neutral",
                  "extend_headroom", "next_resolution"}
 _INT_FIELDS = {"min_inputs_per_family", "rerun_inputs_per_family"}
+_MEASURED_WITH = {"dw_atol": Policy.dw_atol, "dw_rtol": Policy.dw_rtol}
 
 
 def _check(name: str, value: Any, where: str) -> Any:
@@ -69,6 +70,12 @@ def _check(name: str, value: Any, where: str) -> Any:
     if name in _FLOAT_FIELDS:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise bad("expected a finite number >= 0")
+        if name in _MEASURED_WITH and float(value) != _MEASURED_WITH[name]:
+            # The evidence holds err/tol already divided by this tolerance, maximised over elements:
+            # it cannot be rescaled to another one, so accepting a new value would change nothing but
+            # the number the table records.
+            raise bad(f"the evidence's err/tol was measured with {name} = {_MEASURED_WITH[name]:g} and cannot be "
+                      f"rescaled; accepted: {_MEASURED_WITH[name]:g} (another tolerance needs evidence measured with it)")
         return float(value)
     if name in _INT_FIELDS:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -52,6 +52,17 @@ def test_bad_values_rejected(tmp_path, text, key):
         load_policy(f)
 
 
+def test_dw_tolerance_is_fixed_by_the_evidence(tmp_path):
+    # err/tol is stored already divided by 1e-4 + 1e-4|ref| and maximised over elements: another
+    # tolerance cannot be applied to it, so it is refused rather than recorded and ignored.
+    f = tmp_path / "p.toml"
+    f.write_text("dw_atol = 0.01\n")
+    with pytest.raises(PolicyError, match="'dw_atol'.*cannot be rescaled; accepted: 0.0001"):
+        load_policy(f)
+    f.write_text("dw_atol = 0.0001\ndw_rtol = 1e-4\n")
+    assert load_policy(f) == Policy()
+
+
 def test_bad_toml_names_file(tmp_path):
     f = tmp_path / "p.toml"
     f.write_text("neutral = \n")

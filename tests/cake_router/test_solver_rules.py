@@ -468,3 +468,60 @@ def test_a_measured_breach_is_final_at_any_input_count():
     e.acc("bwd.twosum", 65536, 0.5, inputs=1)
     assert judge_accuracy(e.evidence().accuracy[("bwd.twosum", 65536)], "bwd", "fp32",
                           Policy()).status == "in-budget"  # 120 + 1 inputs: still qualified, worst 0.5
+
+
+def test_a_stated_failure_without_a_number_is_written_as_strict_json(tmp_path):
+    """A published "fail" with no number is an infinite worst to the rules; the table must still be
+    JSON a strict parser reads (no `Infinity`), and the loader refuses a file that holds one."""
+    import json
+
+    from cake_kernels.routes.table import RouteTableError, load_table, write_table
+    from cake_router.solver import solve_arch
+
+    e = Evidence().program("bwd.pub", runnable=False)
+    e.published_timing("bwd.pub", 1024, 10)
+    e.published_acc("bwd.pub", 1024, verdict="fail")
+    sol = solve_arch("sm_90a", [e.evidence()], Policy())
+    data = write_table(sol.table_doc(), tmp_path / "t.json").decode()
+
+    def refuse(name):
+        raise ValueError(name)
+
+    doc = json.loads(data, parse_constant=refuse)
+    evs = [w["evidence"] for r in doc["routes"] for w in r["windows"]]
+    assert any(ev.get("accuracy_stated") == "fail" and "worst_err_over_tol" not in ev for ev in evs)
+    (tmp_path / "bad.json").write_text(data.replace('"accuracy_stated": "fail"', '"worst_err_over_tol": Infinity'))
+    with pytest.raises(RouteTableError, match="not valid JSON"):
+        load_table(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("reason", ["fastest", "no-eligible-program", "unverified"])
+def test_neutral_rule_keeps_an_incumbent_whatever_its_old_reason(reason):
+    """Section 6 names no exception by reason: an incumbent routed loudly (no eligible program, or
+    unverified) whose program is now eligible at every sampled T and within 2 % keeps its window."""
+    e = Evidence().program("bwd.pair").program("bwd.twosum", family="twosum_pair")
+    for T in (1024, 4096, 16384):
+        e.point("bwd.twosum", T, us=100.0)
+        e.point("bwd.pair", T, us=101.5)
+    inc = [Window(1, None, "bwd.pair", reason)]
+    assert spans(solve(e, incumbent=inc)) == [(1, None, "bwd.pair", "neutral-keep")]
+
+
+def _eager_case(rows):
+    from cake_router.policy import rules
+
+    e = Evidence(w_dtype="fp32").program("bwd.pair")
+    e.timing("bwd.pair", 1024, 10)
+    for fam, pw, ew in rows:
+        e.acc("bwd.pair", 1024, pw, median=0.001, eager_worst=ew, eager_median=1.0, families=(fam,))
+    return e, rules.judge_accuracy(e.evidence().accuracy[("bwd.pair", 1024)], "bwd", "fp32", Policy())
+
+
+def test_eager_worst_is_the_worst_over_all_inputs_not_per_family():
+    """Section 2: "worst" is the largest element err/tol over all inputs. Gaussian alone (0.30 against
+    eager 0.20) would fail a per-family rule; over all inputs the program's 0.30 is below eager's 2.0."""
+    e, v = _eager_case([("gaussian", 0.30, 0.20), ("same_sign", 0.10, 2.0), ("outlier_rows", 0.10, 0.5)])
+    assert v.status == "in-budget", v.detail
+    assert spans(solve(e)) == [(1, None, "bwd.pair", "only-in-budget")]
+    _, v = _eager_case([("gaussian", 0.30, 0.20), ("same_sign", 0.10, 0.25), ("outlier_rows", 0.10, 0.2)])
+    assert v.status == "eager-reference" and "worst 0.3 > eager worst 0.25 (over all inputs)" in v.detail

@@ -65,6 +65,19 @@ def test_random_evidence_aggregates_equal_the_reference(tmp_path, seed):
     st.close()
 
 
+def test_warm_l2_blocks_never_enter_the_latency(store):
+    # ROUTING-POLICY section 4: latency is timed with L2 flushed; a warm block (allowed by the
+    # format) of 5 us must not pool with the cold 412 us ones.
+    recs = parse_evidence(SAMPLE.read_text().splitlines(), "s")
+    cold = next(r for r in recs if r["kind"] == "timing" and "samples_us" in r)
+    warm = dict(cold, l2="warm", samples_us=[5.0] * 40)
+    import_evidence(store, recs + [warm])
+    for ev in (queries.workload_evidence(store, "sm_90a"), reference(recs + [warm], "sm_90a")):
+        (t,) = [w.timing[(cold["program"], "bwd", cold["T"])] for w in ev.values()]
+        assert t.median_us == aggregates.median(cold["samples_us"]) and t.n == len(cold["samples_us"])
+    assert queries.workload_evidence(store, "sm_90a") == reference(recs + [warm], "sm_90a")
+
+
 def test_latest_program_record_describes_a_name(store):
     recs = parse_evidence(SAMPLE.read_text().splitlines(), "s")
     newer = dict(recs[1], fingerprint="sha256:changed", description="a changed kernel")
