@@ -253,6 +253,19 @@ def combine_point(program: str, T: int, fams: Mapping[str, list[FamilyAccuracy]]
     return AccuracyAggregate(program=program, T=T, families=combined, source="measured" if any_measured else "published")
 
 
+def describing(a: ProgramInfo | None, b: ProgramInfo) -> ProgramInfo:
+    """Which of two program records of one name describes it: the one with the greater fingerprint.
+
+    Timing and accuracy records name a program by name only, so a name measured under several
+    fingerprints pools them; which record then describes the name must not depend on the order
+    records were read or imported (DESIGN: same evidence + policy -> byte-identical table), and the
+    format gives a program record no time, so the choice is by content alone.
+    """
+    if a is None:
+        return b
+    return b if (b.fingerprint, b.description or "", b.op, b.family) > (a.fingerprint, a.description or "", a.op, a.family) else a
+
+
 def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadEvidence]:
     """Reference aggregation of already-validated `cake-evidence/1` records (any order).
 
@@ -268,11 +281,12 @@ def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadE
         if kind == "run":
             runs[rec["run_id"]] = rec
         elif kind == "program":
-            programs[rec["name"]] = ProgramInfo(
+            info = ProgramInfo(
                 name=rec["name"], op=rec["op"], family=rec["family"],
                 deterministic=bool(rec["deterministic"]), runnable=bool(rec["runnable"]),
                 fingerprint=rec["fingerprint"], description=rec.get("description"),
             )
+            programs[info.name] = describing(programs.get(info.name), info)
         elif kind == "timing":
             if rec.get("l2", "cold") == "cold":  # latency is timed with L2 flushed (ROUTING-POLICY section 4)
                 timing_recs.append(rec)

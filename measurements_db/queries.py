@@ -5,7 +5,8 @@
 `aggregates.aggregate_records` computes from the same records (a test asserts equality); it reads
 the raw float64 samples of every block and takes medians with numpy, so pooled and per-session
 medians are exact. The semantics are the ones in `aggregates`' module docstring; where several
-program records share a name (different fingerprints), the most recently imported one describes it.
+program records share a name (different fingerprints), the one `aggregates.describing` picks by
+content (the greatest fingerprint) describes it, whatever the import order.
 
 Qualification under a policy is the solver's business (`cake_router.policy`); these are the
 aggregates it judges.
@@ -23,6 +24,7 @@ from measurements_db.aggregates import (
     FamilyAccuracy,
     ProgramInfo,
     TimingAggregate,
+    describing,
     WorkloadEvidence,
     WorkloadKey,
     combine_point,
@@ -46,10 +48,11 @@ def _programs(conn) -> dict[str, ProgramInfo]:
     pt = Program.__table__
     out: dict[str, ProgramInfo] = {}
     for r in conn.execute(select(pt).order_by(pt.c.id)).mappings():
-        out[r["name"]] = ProgramInfo(
+        info = ProgramInfo(
             name=r["name"], op=r["op"], family=r["family"], deterministic=bool(r["deterministic"]),
             runnable=bool(r["runnable"]), fingerprint=r["fingerprint"], description=r["description"],
         )
+        out[info.name] = describing(out.get(info.name), info)
     return out
 
 

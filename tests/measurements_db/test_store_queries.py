@@ -78,15 +78,23 @@ def test_warm_l2_blocks_never_enter_the_latency(store):
     assert queries.workload_evidence(store, "sm_90a") == reference(recs + [warm], "sm_90a")
 
 
-def test_latest_program_record_describes_a_name(store):
+@pytest.mark.parametrize("newer_first", [False, True])
+def test_which_program_record_describes_a_name_does_not_depend_on_order(tmp_path, newer_first):
+    # DESIGN: same evidence + policy -> byte-identical table. A name measured under two fingerprints
+    # is described by the record with the greater fingerprint, in whichever order they came.
+    from measurements_db.engine import open_store
+
     recs = parse_evidence(SAMPLE.read_text().splitlines(), "s")
-    newer = dict(recs[1], fingerprint="sha256:changed", description="a changed kernel")
-    import_evidence(store, recs)
-    import_evidence(store, [newer])
+    other = dict(recs[1], fingerprint="sha256:ffff-changed", description="a changed kernel")
+    order = [[other], recs] if newer_first else [recs, [other]]
+    store = open_store(f"sqlite:///{tmp_path / 'o.sqlite'}")
+    for part in order:
+        import_evidence(store, part)
     ev = queries.workload_evidence(store, "sm_90a")
     (e,) = ev.values()
-    assert e.programs["bwd.twosum_pair.p2x.w8"].fingerprint == "sha256:changed"
-    assert ev == reference(recs + [newer], "sm_90a")
+    assert e.programs["bwd.twosum_pair.p2x.w8"].fingerprint == "sha256:ffff-changed"
+    assert ev == reference(order[0] + order[1], "sm_90a") == reference(order[1] + order[0], "sm_90a")
+    store.close()
 
 
 def test_runs_run_detail_and_stats(store):
