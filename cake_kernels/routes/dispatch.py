@@ -2,7 +2,7 @@
 
 Tables are loaded once per arch and verified (checksum, cover, every program registered). For an
 arch, key or shape the table does not cover, a documented fallback runs with a one-time warning:
-the backward falls back to `bwd.twosum_pair.p2x.w8` (compensated, in budget at every T measured),
+the backward falls back to `bwd.twosum_pair.p4x.w4.fw.pf` (compensated, in budget at every T measured),
 the forward to `fwd.row.r1.w8`. Without CUDA the reference programs run (no table, no warning).
 
 Windows the solver marked `no-eligible-program` or `unverified` name the most accurate program

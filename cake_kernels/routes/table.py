@@ -135,7 +135,7 @@ def parse_table(doc: Any, path: str, known_programs: set[str] | None = None) -> 
         expect_lo = 1
         for j, w in enumerate(raw):
             lo, hi = w.get("lo"), w.get("hi")
-            if type(lo) is not int or lo != expect_lo or (hi is not None and (not isinstance(hi, int) or hi < lo)):
+            if type(lo) is not int or lo != expect_lo or (hi is not None and (type(hi) is not int or hi < lo)):
                 raise bad(f"routes[{i}].windows[{j}] = [{lo}, {hi}] breaks the sorted, disjoint cover of [1, inf) (expected lo={expect_lo})")
             program = w.get("program")
             if not isinstance(program, str):

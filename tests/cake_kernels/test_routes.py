@@ -77,6 +77,14 @@ def test_gap_in_cover_refused(tmp_path):
         load_table(path, known_programs=KNOWN)
 
 
+def test_boolean_window_bound_refused(tmp_path):
+    # JSON true is not a T: Python would take it for 1.
+    path = _table(tmp_path, [{"lo": 1, "hi": True, "program": "bwd.pair.p2x.w8", "reason": "fastest"},
+                             {"lo": 2, "hi": None, "program": "bwd.pair.p2x.w8", "reason": "fastest"}])
+    with pytest.raises(RouteTableError, match="sorted, disjoint cover"):
+        load_table(path, known_programs=KNOWN)
+
+
 @pytest.mark.parametrize("reason", ["no-eligible-program", "unverified"])
 def test_untrusted_windows_run_the_in_budget_fallback(tmp_path, reason):
     path = _table(tmp_path, [{"lo": 1, "hi": None, "program": "bwd.pair.p2x.w8", "reason": reason}], name=f"{reason}.json")
