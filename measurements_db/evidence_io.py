@@ -121,10 +121,11 @@ SPECS: dict[str, tuple[Field, ...]] = {
     "accuracy": (
         _f("run_id"), _f("arch"), _f("program"), *_WORKLOAD, _f("family", choices=FAMILIES),
         _f("seed", "int", **_OPT), _f("inputs", "int", minimum=0),
-        _f("dw_err_over_tol_max", "float", nullable=True), _f("dw_err_over_tol_median", "float", **_OPT),
-        _f("dw_rel_l2", "float", **_OPT), _f("eager_err_over_tol_max", "float", **_OPT),
-        _f("eager_err_over_tol_median", "float", **_OPT), _f("dx_err_over_tol_max", "float", **_OPT),
-        _f("rstd_rel_l2", "float", **_OPT), _f("rstd_form", choices=("forward", "fp64"), **_OPT),
+        # Errors are magnitudes: a negative one is a producer's bug, refused rather than read as "best".
+        _f("dw_err_over_tol_max", "float", nullable=True, minimum=0),
+        *(_f(k, "float", minimum=0, **_OPT) for k in (
+            "dw_err_over_tol_median", "dw_rel_l2", "eager_err_over_tol_max", "eager_err_over_tol_median",
+            "dx_err_over_tol_max", "rstd_rel_l2")), _f("rstd_form", choices=("forward", "fp64"), **_OPT),
         _f("verdict", choices=("pass", "fail"), **_OPT), _f("qualified_by_source", "bool", **_OPT),
     ),
 }

@@ -77,6 +77,8 @@ BAD_CASES = [
     (4, lambda r: r.update(family="uniform"), "family", "gaussian"),
     (4, lambda r: r.update(inputs=3), "inputs", "per-input"),
     (4, lambda r: r.update(dw_err_over_tol_max=None), "dw_err_over_tol_max", "verdict"),
+    (4, lambda r: r.update(dw_err_over_tol_max=-0.5), "dw_err_over_tol_max", "minimum 0"),
+    (5, lambda r: r.update(rstd_rel_l2=-1e-9), "rstd_rel_l2", "minimum 0"),
     (4, lambda r: r.pop("eager_err_over_tol_median"), "eager_err_over_tol_median", "measured run"),
     (5, lambda r: r.update(verdict="pass"), "verdict", "published"),
     (4, lambda r: r.update(run_id="nobody"), "run_id", "no run record"),
