@@ -406,11 +406,6 @@ class _Parsed:
     dropped: list[tuple[int, str, str]] = field(default_factory=list)  # unknown keys the store cannot keep
 
 
-def accuracy_group(rec: Mapping) -> tuple:
-    """(run, workload, program, T, family): the group one aggregate (or a set of per-input records) covers."""
-    return (rec["run_id"], *_workload(rec), rec["program"], rec["T"], rec["family"])
-
-
 def _parse(items: Iterable[tuple[int, Any]], filename: str, *, decoded: bool,
            progress: ProgressFn | None = None, total: int = 0) -> _Parsed:
     out = _Parsed(filename)
@@ -437,7 +432,7 @@ def _parse(items: Iterable[tuple[int, Any]], filename: str, *, decoded: bool,
             raise EvidenceError(filename, line, None, f"a different {rec['kind']} record with the same key as line "
                                 f"{prev[0]} ({', '.join(map(str, key[1:]))}); each key may appear once")
         if rec["kind"] == "accuracy":
-            group, aggregate = accuracy_group(rec), rec.get("seed") is None
+            group, aggregate = _workload_key_fields(rec), rec.get("seed") is None
             first = groups.setdefault(group, (line, aggregate))
             if first[0] != line and (aggregate or first[1]):
                 raise EvidenceError(filename, line, None, _group_clash(group, aggregate, first[1], f"line {first[0]}"))
@@ -461,13 +456,17 @@ def _group_clash(group: tuple, aggregate: bool, other_aggregate: bool, where: st
             "workload and family, or per-input records (seed given), not both")
 
 
+def _parse_lines(lines: Iterable[str], filename: str, progress: ProgressFn | None = None, total: int = 0) -> _Parsed:
+    return _parse(((i, ln) for i, ln in enumerate(lines, 1)), filename, decoded=False, progress=progress, total=total)
+
+
 def parse_evidence(lines: Iterable[str], filename: str) -> list[dict]:
     """Validate `cake-evidence/1` lines; return the normalized records (blank lines skipped).
 
     Raises EvidenceError (with ``.filename``, ``.line``, ``.field``) at the first problem. Runs
     named but not defined in these lines are checked when importing (they may be in the store).
     """
-    return _parse(((i, ln) for i, ln in enumerate(lines, 1)), filename, decoded=False).records
+    return _parse_lines(lines, filename).records
 
 
 def _read_lines(path: Path, name: str) -> tuple[list[str], str]:
@@ -686,8 +685,9 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
             "median_us": r.get("median_us"), "n": r.get("n"), "extra": _extra(r, "timing"),
         })
     tkey = ["run_pk", "workload_id", "program", "op", "t", "session", "round", "position", "copy", "timer", "l2"]
-    _check_stored_values(conn, TimingBlock.__table__, rows, [lines[i] for i in by_kind["timing"]], tkey,
-                         ["samples", "median_us", "n", "extra"], prior_runs, fname, "timing")
+    tvalues = ["samples", "median_us", "n", "extra"]
+    _check_stored_values(_stored_for(conn, TimingBlock.__table__, rows, tkey + tvalues, prior_runs), rows,
+                         [lines[i] for i in by_kind["timing"]], tkey, tvalues, fname, "timing")
     rows.sort(key=lambda d: tuple(d[k] for k in tkey))
     _bulk(TimingBlock.__table__, rows, tkey, "timing")
 
@@ -702,10 +702,10 @@ def _write(conn: Connection, parsed: _Parsed, sha: str, progress: ProgressFn | N
             row[c] = r.get(c)
         rows.append(row)
     akey = ["run_pk", "workload_id", "program", "t", "family", "rec_key"]
-    acc_lines = [lines[i] for i in by_kind["accuracy"]]
-    _check_stored_values(conn, AccuracyRecord.__table__, rows, acc_lines, akey, [*acc_cols, "extra"], prior_runs,
-                         fname, "accuracy")
-    _check_stored_groups(conn, rows, acc_lines, prior_runs, fname, {v: k for k, v in run_pk.items()})
+    acc_lines, avalues = [lines[i] for i in by_kind["accuracy"]], [*acc_cols, "extra"]
+    stored_acc = _stored_for(conn, AccuracyRecord.__table__, rows, akey + avalues, prior_runs)
+    _check_stored_values(stored_acc, rows, acc_lines, akey, avalues, fname, "accuracy")
+    _check_stored_groups(conn, stored_acc, rows, acc_lines, fname, {v: k for k, v in run_pk.items()})
     rows.sort(key=lambda d: tuple(d[k] for k in akey))
     before = added["accuracy"]
     _bulk(AccuracyRecord.__table__, rows, akey, "accuracy")
@@ -723,16 +723,23 @@ def _stored_rows(conn: Connection, table, cols: list[str], run_pks: list[int], w
                 table.c.run_pk.in_(rchunk), table.c.workload_id.in_(wchunk)))
 
 
-def _check_stored_values(conn: Connection, table, rows: list[dict], row_lines: list[int], key: list[str],
-                         values: list[str], prior_runs: list[int], fname: str, kind: str) -> None:
-    """A record whose key is stored with other values rejects the file: skipping it (as a repeat)
-    would drop this file's numbers without a word, and a run's measurement has one set of values."""
+def _stored_for(conn: Connection, table, rows: list[dict], cols: list[str], prior_runs: list[int]) -> list:
+    """The stored rows (`cols`) of the runs already in the store, at the workloads this file's rows of
+    those runs name: all a record of this file can collide with (a new run has nothing stored)."""
     pks = set(prior_runs)
-    mine = {tuple(d[k] for k in key): (line, d) for d, line in zip(rows, row_lines) if d["run_pk"] in pks}
-    if not mine:
+    wids = sorted({d["workload_id"] for d in rows if d["run_pk"] in pks})
+    return list(_stored_rows(conn, table, cols, sorted(pks), wids)) if wids else []
+
+
+def _check_stored_values(stored: list, rows: list[dict], row_lines: list[int], key: list[str],
+                         values: list[str], fname: str, kind: str) -> None:
+    """A record whose key is stored with other values rejects the file: skipping it (as a repeat)
+    would drop this file's numbers without a word, and a run's measurement has one set of values.
+    `stored` holds rows laid out as `key + values` (`_stored_for`)."""
+    if not stored:
         return
-    wids = sorted({k[1] for k in mine})
-    for row in _stored_rows(conn, table, key + values, sorted(pks), wids):
+    mine = {tuple(d[k] for k in key): (line, d) for d, line in zip(rows, row_lines)}
+    for row in stored:
         hit = mine.get(tuple(row[:len(key)]))
         if hit is None:
             continue
@@ -747,47 +754,37 @@ def _check_stored_values(conn: Connection, table, rows: list[dict], row_lines: l
                                     "export, fix and import into a new store)")
 
 
-def _check_stored_groups(conn: Connection, rows: list[dict], row_lines: list[int], prior_runs: list[int],
-                         fname: str, run_ids: Mapping[int, str]) -> None:
-    """One aggregate per (run, program, workload, T, family), or per-input records: against the store."""
-    pks = set(prior_runs)
-    gcols = ["run_pk", "workload_id", "program", "t", "family"]
+def _check_stored_groups(conn: Connection, stored: list, rows: list[dict], row_lines: list[int], fname: str,
+                         run_ids: Mapping[int, str]) -> None:
+    """One aggregate per (run, program, workload, T, family), or per-input records: against the store.
+    `stored` holds accuracy rows laid out as (run_pk, workload_id, program, t, family, rec_key, ...)."""
+    if not stored:
+        return
     mine: dict[tuple, tuple[int, dict]] = {}
     for d, line in zip(rows, row_lines):
-        if d["run_pk"] in pks:
-            mine.setdefault(tuple(d[k] for k in gcols), (line, d))
-    if not mine:
-        return
-    at = AccuracyRecord.__table__
-    wids = sorted({g[1] for g in mine})
-    wl = {r.id: r for r in conn.execute(select(Workload.__table__).where(Workload.__table__.c.id.in_(wids)))}
-    for row in _stored_rows(conn, at, gcols + ["rec_key"], sorted(pks), wids):
+        mine.setdefault((d["run_pk"], d["workload_id"], d["program"], d["t"], d["family"]), (line, d))
+    for row in stored:
         hit = mine.get(tuple(row[:5]))
         if hit is None:
             continue
         line, d = hit
         stored_agg, agg = row[5].startswith("agg:"), d["rec_key"].startswith("agg:")
         if row[5] != d["rec_key"] and (stored_agg or agg):
-            w = wl[d["workload_id"]]
+            wt = Workload.__table__
+            w = conn.execute(select(wt).where(wt.c.id == d["workload_id"])).one()
             group = (run_ids[d["run_pk"]], w.arch, w.h, w.x_dtype, w.w_dtype, w.form, d["program"], d["t"], d["family"])
             raise EvidenceError(fname, line, None, _group_clash(group, agg, stored_agg, "the store"))
 
 
 def _refresh_summaries(conn: Connection, groups: set[tuple]) -> None:
     """Recompute `accuracy_summaries` for the (run_pk, workload_id, program, t, family) groups."""
-    at = AccuracyRecord.__table__
-    cols = [at.c[c] for c in SUMMARY_INPUT_COLUMNS]
     found: dict[tuple, list[tuple]] = {g: [] for g in groups}
-    run_pks = sorted({g[0] for g in groups})
-    wids = sorted({g[1] for g in groups})
-    for rchunk in _chunks(run_pks, 200):
-        for wchunk in _chunks(wids, 200):
-            q = select(at.c.run_pk, at.c.workload_id, at.c.program, at.c.t, at.c.family, *cols).where(
-                at.c.run_pk.in_(rchunk), at.c.workload_id.in_(wchunk))
-            for row in conn.execute(q):
-                bucket = found.get(tuple(row[:5]))
-                if bucket is not None:
-                    bucket.append(tuple(row[5:]))
+    cols = ["run_pk", "workload_id", "program", "t", "family", *SUMMARY_INPUT_COLUMNS]
+    for row in _stored_rows(conn, AccuracyRecord.__table__, cols, sorted({g[0] for g in groups}),
+                            sorted({g[1] for g in groups})):
+        bucket = found.get(tuple(row[:5]))
+        if bucket is not None:
+            bucket.append(tuple(row[5:]))
     out = []
     for (run_pk, wid, program, t, family), recs in sorted(found.items()):
         out.append({"run_pk": run_pk, "workload_id": wid, "program": program, "t": t, "family": family,
@@ -818,8 +815,7 @@ def import_evidence(store: Store, path_or_records: str | os.PathLike | Iterable[
         path = Path(path_or_records)
         fname = name or str(path_or_records)
         text_lines, sha = _read_lines(path, fname)
-        parsed = _parse(((i, ln) for i, ln in enumerate(text_lines, 1)), fname, decoded=False,
-                        progress=progress, total=len(text_lines))
+        parsed = _parse_lines(text_lines, fname, progress, len(text_lines))
     else:
         fname = name or "<records>"
         items = list(path_or_records)
@@ -834,8 +830,7 @@ def import_lines(store: Store, lines: Sequence[str], name: str, *, progress: Pro
     lines as sent, blank lines counted, and the SHA-256 is of the lines joined by newlines."""
     _refuse_embedded(store, False)
     sha = hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
-    parsed = _parse(((i, ln) for i, ln in enumerate(lines, 1)), name, decoded=False, progress=progress,
-                    total=len(lines))
+    parsed = _parse_lines(lines, name, progress, len(lines))
     return _import_parsed(store, parsed, sha, progress)
 
 
@@ -905,6 +900,7 @@ def _sort_key(rec: Mapping) -> tuple:
 
 
 def _workload_key_fields(rec: Mapping) -> tuple:
+    """(run, workload, program, T, family): the group one aggregate (or a set of per-input records) covers."""
     return (rec["run_id"], *_workload(rec), rec["program"], rec["T"], rec["family"])
 
 

@@ -124,7 +124,7 @@ def eager_failures(acc: AccuracyAggregate | None, w_dtype: str, policy: Policy) 
                 by_run[run.run_id] = (max(pw, run.worst), max(ew, run.eager_worst))
     if w_dtype == "fp32":
         for rid, (pw, ew) in sorted(by_run.items(), key=lambda kv: str(kv[0])):
-            if max(pw, policy.eager_floor) > max(ew, policy.eager_floor):
+            if _floored(pw, policy.eager_floor) > _floored(ew, policy.eager_floor):
                 out.append(f"run {rid or '?'}: worst {pw:.4g} > eager worst {ew:.4g} (over all inputs)")
     for fam in sorted(acc.families):
         fa = acc.families[fam]

@@ -33,9 +33,6 @@ ODD = [(1, 1, "plain", "fp32"), (7, 3, "plain", "bf16"), (1000, 65, "plain", "fp
 SMALL = [(1000, 65, "plain", "fp32"), (4095, 17, "residual", "bf16"), (256, 5, "heads_strided", "fp32")]
 
 
-FORMS = ("plain", "residual", "heads_strided", "heads_contiguous")
-
-
 def parse_shapes(text: str) -> list[tuple[int, int, str, str]]:
     """`odd`, `small`, or comma-separated `H:T:FORM:W_DTYPE` (e.g. `512:1:plain:fp32`), for rerunning
     the shapes a timed-out sanitizer pass did not reach."""
@@ -44,10 +41,12 @@ def parse_shapes(text: str) -> list[tuple[int, int, str, str]]:
     shapes = []
     for item in (x for x in text.split(",") if x):
         parts = item.split(":")
-        ok = len(parts) == 4 and parts[0].isdigit() and parts[1].isdigit() and parts[2] in FORMS and parts[3] in ("bf16", "fp32")
+        ok = (len(parts) == 4 and parts[0].isdigit() and parts[1].isdigit() and parts[2] in registry.FORMS
+              and parts[3] in registry.W_DTYPES)
         if not ok or int(parts[0]) < 1 or int(parts[1]) < 1:
             raise ValueError(f"--shapes: {item!r} is not H:T:FORM:W_DTYPE; accepted: odd, small, or items like "
-                             f"512:1:plain:fp32 with H, T >= 1, FORM one of {', '.join(FORMS)}, W_DTYPE bf16 or fp32")
+                             f"512:1:plain:fp32 with H, T >= 1, FORM one of {', '.join(registry.FORMS)}, W_DTYPE one of "
+                             f"{', '.join(registry.W_DTYPES)}")
         shapes.append((int(parts[0]), int(parts[1]), parts[2], parts[3]))
     if not shapes:
         raise ValueError("--shapes: empty; accepted: odd, small, or items like 512:1:plain:fp32")
