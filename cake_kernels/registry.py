@@ -481,6 +481,27 @@ def _catalog() -> list[Program]:
                          split_h=True),
             f"as {base}, the row held as two power-of-two tiles (H not a power of two only)", bwd_mod, mode=TWOSUM,
             single_launch=fam == "twosum"))
+    # The uncompensated `pair` programs with the wide reduce (`.wr`, below). At T 4096 they are in
+    # budget (the H200's 120 inputs per family: `pair.p2x.w8.pf` worst err/tol 0.405 at H 4096 FP32,
+    # 0.43 at H 8192), and their rows kernel is the cheaper one: on an H100 (session 26's ncu) it
+    # took 32.2 us at H 4096 FP32 T 4096 against the routed compensated one's 45.5 (121 registers
+    # against 255, so 2 programs of 8 warps per SM), yet the whole program took 57.7 us on the H200
+    # against 42.6: the serial reduce walks P = 264 partial rows 8 at a time in H / 256 = 16 programs.
+    # p1x.w16 holds an 8192-wide row at 16 columns a thread (p2x.w8 needs 225 registers there under
+    # Triton 3.6, so one of its two programs per SM is resident).
+    by_name = {p.name: p for p in progs}
+    for base, name in (("p2x.w8.pf", "p2x.w8.pf.wr"), ("p2x.r2.w8.pf", "p2x.r2.w8.pf.wr"),
+                       ("p4x.r4.w4.pf", "p4x.r4.w4.pf.wr"), ("p2x.w8.pf.sp", "p2x.w8.pf.wr.sp")):
+        b = by_name[f"bwd.pair.{base}"]
+        progs.append(replace(b, name=f"bwd.pair.{name}", launch=replace(b.launch, reduce="wide"),
+                             description=f"as {b.name}, the partials summed by the wide fixed-order FP64 reduce kernel"))
+    for split in (False, True):
+        progs.append(Program(
+            "bwd.pair.p1x.w16.pf.wr" + (".sp" if split else ""), "bwd", "pair", True,
+            LaunchPolicy("persistent", rows=1, warps=16, programs_per_sm=1, prefetch=True, split_h=split, reduce="wide"),
+            "FP32 per-program dw partials [P, H] + wide fixed-order FP64 reduce kernel (1 program/SM of 16 warps, "
+            "next tile prefetched" + (", the row held as two power-of-two tiles (H not a power of two only)" if split else "")
+            + ")", bwd_mod, mode=PAIR))
     # Wide reduce (`.wr`): the compensated two-launch shapes that won somewhere in rounds 1-4, and
     # more resident programs for narrow rows. On the H200 a persistent backward program keeps about
     # two tiles in flight (this one and the prefetched next), and the rounds-1-4 times follow bytes

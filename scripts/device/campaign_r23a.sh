@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# H200 round 23a (session 27): the uncompensated `pair` programs with the wide reduce (`.wr`,
+# registry.py), qualified and timed where they can be in budget. At T 4096 the serial-reduce `pair`
+# programs are in budget (worst err/tol 0.405 at H 4096 FP32) but lose to their own reduce (57.7 us
+# against the routed compensated 42.6; QuACK 38.9, the backward floor's binding row); on an H100 their
+# rows kernel took 32.2 us against the compensated one's 45.5. Their error grows with rows per program,
+# so T 8192 and 16384 bound their window from above and T 1024 from below.
+# 1. pwr-4k: T 4096, every standard H, both weight dtypes (the floor rows: H 4096 FP32, H 8192 BF16).
+# 2. pwr-steps: the 2xfwd+bwd steps at T 4096 (the step floor's binding row is H 4096 FP32 T 4096).
+# 3. pwr-up: T 8192 and 16384, where the window ends.
+# 4. pwr-down: T 1024.
+# Timings from a card that is not an H200 are not the route table's: this script then stops.
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "GPU: $GPU"
+case "$GPU" in *H200*) ;; *) echo "not an H200: nothing measured"; exit 0 ;; esac
+PREFIX=r23a; . scripts/device/campaign_begin.sh ${1:-560}
+PW=bwd.pair.p2x.w8.pf.wr,bwd.pair.p2x.r2.w8.pf.wr,bwd.pair.p4x.r4.w4.pf.wr,bwd.pair.p2x.w8.pf.wr.sp,bwd.pair.p1x.w16.pf.wr,bwd.pair.p1x.w16.pf.wr.sp
+Q="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
+run pwr-4k --forms plain --w-dtypes fp32,bf16 --T 4096 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4
+run pwr-steps --forms plain --w-dtypes fp32,bf16 --T 4096 --ops 2xfwd+bwd --step-fwd routed --programs routed,$PW \
+  --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 4
+run pwr-up --forms plain --w-dtypes fp32,bf16 --T 8192,16384 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4
+run pwr-down --forms plain --w-dtypes fp32,bf16 --T 1024 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4
+campaign_end
