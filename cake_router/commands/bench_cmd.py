@@ -41,7 +41,7 @@ def cmd_bench(args) -> int:
     from cake_router import bench
     from cake_router.policy import Policy
     from cake_router.tables import load_any_table
-    from measurements_db.engine import open_store
+    from measurements_db.engine import StoreError, open_store
     from cake_router.commands.solve_cmd import pick_gpu
     from measurements_db.queries import arches, measured_gpus, runs, workload_evidence
 
@@ -49,7 +49,10 @@ def cmd_bench(args) -> int:
         table = load_table(args.table) if args.table else load_any_table(args.arch)
     except RouteTableError as exc:
         raise CliError(str(exc)) from None
-    store = open_store(args.db)
+    try:
+        store = open_store(args.db, create=False)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
     if args.arch not in arches(store):
         raise CliError(f"--arch {args.arch}: the store holds no evidence for it (it has: {', '.join(arches(store)) or 'none'})")
     if args.copy_TBps is not None and not args.copy_TBps > 0:

@@ -152,7 +152,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if args.json and not args.out:
         raise CliError("--json prints a summary of the export: give --out FILE for the evidence itself")
-    store = _open(args.db)
+    # Reading: a SQLite URL naming no file is a mistyped store, not an empty one to create.
+    store = _open(args.db, create=False)
     try:
         if args.arch is not None and args.arch not in queries.arches(store):
             known = ", ".join(queries.arches(store)) or "none"
@@ -242,7 +243,7 @@ _HEADERS = {"published_runs": "published", "timing_blocks": "blocks", "accuracy_
 def cmd_db_stats(args: argparse.Namespace) -> int:
     from measurements_db import queries
 
-    store = _open(args.db)
+    store = _open(args.db, create=False)
     try:
         st = queries.stats(store)
     finally:

@@ -66,6 +66,18 @@ def test_export_to_file_round_trips_through_the_cli(tmp_path, capsys):
     assert "arches there: sm_107a, sm_90a" in capsys.readouterr().err
 
 
+def test_reading_commands_refuse_a_store_that_does_not_exist(tmp_path, capsys):
+    """export, db stats and bench read a store: a SQLite URL naming no file is a typo, reported
+    with how to create one, and nothing (no folder, no empty store) is created."""
+    missing = tmp_path / "no" / "such" / "store.sqlite"
+    url = f"sqlite:///{missing}"
+    for argv in (["export", "--out", str(tmp_path / "x.jsonl")], ["db", "stats"], ["bench", "--arch", "sm_90a"]):
+        assert main([*argv, "--db", url]) == 2, argv
+        err = capsys.readouterr().err.replace("\n", "")
+        assert f"no store at {missing}" in err and "db upgrade" in err, argv
+    assert not (tmp_path / "no").exists() and not (tmp_path / "x.jsonl").exists()
+
+
 def test_db_upgrade_and_stats(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     assert main(["db", "upgrade", "--db", url, "--json"]) == 0
