@@ -1,0 +1,56 @@
+"""A Markdown table of harness evidence files (.jsonl or .jsonl.gz), for results READMEs.
+
+One row per (op, form, H, weight dtype, T, program): the median over its timing records (copy 0) of
+each record's median, fastest first within a key, beside the worst dw err/tol over its accuracy
+records and their inputs per family (the fewest, where a breach stopped a family early).
+
+    python scripts/evidence_table.py bench/results/h100-2026-12-06c/*.jsonl.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import json
+import statistics
+
+
+def _lines(path: str):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        yield from f
+
+
+def table(paths: list[str]) -> str:
+    times: dict[tuple, list[float]] = collections.defaultdict(list)
+    worst: dict[tuple, float] = {}
+    inputs: dict[tuple, int] = {}
+    for path in paths:
+        for line in _lines(path):
+            r = json.loads(line)
+            key = (r.get("form"), r.get("H"), r.get("w_dtype"), r.get("T"), r.get("program"))
+            if r["kind"] == "timing" and r.get("copy", 0) == 0:
+                times[(r["op"], *key)].append(statistics.median(r["samples_us"]))
+            elif r["kind"] == "accuracy":
+                worst[key] = max(worst.get(key, 0.0), r["dw_err_over_tol_max"])
+                inputs[key] = min(inputs.get(key, r["inputs"]), r["inputs"])
+    out = ["| op | form | H | w | T | program | us | records | worst dw err/tol | inputs/family |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for k in sorted(times, key=lambda k: (k[0], k[1], k[4], k[2], k[3], statistics.median(times[k]))):
+        acc = k[1:]
+        w = f"{worst[acc]:.3f}" if acc in worst else "-"
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | `{k[5]}` | {statistics.median(times[k]):.2f} | "
+                   f"{len(times[k])} | {w} | {inputs.get(acc, '-')} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+", help="cake-evidence/1 files")
+    print(table(ap.parse_args(argv).files))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
