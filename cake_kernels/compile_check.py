@@ -123,6 +123,11 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
                                                        "ROWS_PER_SPLIT": "i32"}, meta1, rwarps))
         out.append((bk.reduce_partials_wide_kernel, red_sig, meta2, rwarps))
         return out
+    if program.launch.reduce == "one_pass":
+        # the tile follows P, as many programs as the GPU runs: programs_per_sm x sms
+        rmeta, rwarps = runner.one_pass_reduce_meta(program.launch.programs_per_sm * sms)
+        out.append((bk.reduce_partials_wide_kernel, red_sig, rmeta, rwarps))
+        return out
     spec = runner.reduce_meta(program, H)
     if spec is not None:
         kname, _, rmeta, rwarps = spec

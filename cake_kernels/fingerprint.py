@@ -100,6 +100,10 @@ def program_fingerprint(program, launch_json: str) -> str:
 
             h.update(inspect.getsource(runner.split_reduce_meta).encode())
             h.update(inspect.getsource(runner._workspace_rows).encode())
+        if program.launch.reduce == "one_pass":  # `.op` backwards only, likewise
+            from cake_kernels import runner
+
+            h.update(inspect.getsource(runner.one_pass_reduce_meta).encode())
         if program.launch.reduce == "grid_sync":  # `.gs` backwards only, likewise
             from cake_kernels import runner
 

@@ -44,7 +44,9 @@ class LaunchPolicy:
     the wide reduce over those sums; names end `.sr`; FP64 partials only), or `grid_sync` (one
     launch: a grid-wide barrier after the rows, then every program sums some columns; names end
     `.gs`; single-launch compensated programs, launched as a cooperative grid; programs/backward.py
-    `rmsnorm_bwd_grid_sync_kernel`). All are fixed-order, so all are deterministic.
+    `rmsnorm_bwd_grid_sync_kernel`), or `one_pass` (the wide reduce's kernel with a tile of up to 512
+    partial rows, so one step at P <= 512; names end `.op`; runner.one_pass_reduce_meta). All are
+    fixed-order, so all are deterministic.
     loads: how a backward program reads g and x: `pointer` (masked loads into registers) or `tma`
     (tensor descriptors, software-pipelined `stages` deep through shared memory; names end `.tma`).
     TMA needs a 16-byte aligned base and row stride: rows of H % 8 == 0 BF16 values, one row stride.
@@ -146,8 +148,8 @@ class LaunchPolicy:
             raise ValueError(f"heads_rows: {self.heads_rows!r} is not one of ('indexed', 'flat')")
         if self.fold_in not in ("registers", "workspace"):
             raise ValueError(f"fold_in: {self.fold_in!r} is not one of ('registers', 'workspace')")
-        if self.reduce not in ("serial", "wide", "split", "grid_sync"):
-            raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide', 'split', 'grid_sync')")
+        if self.reduce not in ("serial", "wide", "split", "grid_sync", "one_pass"):
+            raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide', 'split', 'grid_sync', 'one_pass')")
         if self.loads not in ("pointer", "tma"):
             raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma')")
         if self.weight_load not in ("hoisted", "beside_rows", "row_tile"):
@@ -565,6 +567,15 @@ def _catalog() -> list[Program]:
             f"as {twin} with the FP64 fold in registers, g and x read through TMA descriptors pipelined "
             f"{stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0{limit})",
             bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=twin))
+    # `.op` (reduce 'one_pass', above): twins of `.wr` programs whose partials take one reduce step
+    # instead of three at P = 264 (runner.one_pass_reduce_meta says why): the new `pair` shapes and the
+    # compensated ones routed at the backward floor's rows (H 4096 FP32 and H 8192 BF16, T 4096).
+    by_name = {p.name: p for p in progs}
+    for base in ("pair.p2x.w8.pf.wr", "pair.p2x.r2.w8.pf.wr", "pair.p1x.w16.pf.wr",
+                 "twosum_pair.p2x.w4.fw.pf.wr", "twosum_pair.p1x.w16.fw.pf.wr"):
+        b = by_name[f"bwd.{base}"]
+        progs.append(replace(b, name=f"bwd.{base.removesuffix('.wr')}.op", launch=replace(b.launch, reduce="one_pass"),
+                             description=f"as {b.name}, the partials summed in one step of up to 512 partial rows"))
     # `.xs` (products, above): split-rstd twins of the compensated shapes routed at T >= 4096 after
     # round 10, and of `p2x.r2.w8.fw.pf.wr.sp`, the two-row tile that H 1536 runs unpadded (1024 + 512
     # columns; session 11's ncu: the padded 2048-wide tile issues H 2048's instructions for 3/4 of its bytes).

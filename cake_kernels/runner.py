@@ -381,6 +381,10 @@ def backward(
         bk.reduce_partials_split_kernel[grid1](partials, first, P, H, per_split, **meta1, num_warps=rwarps)
         bk.reduce_partials_wide_kernel[grid2](first, dw, splits, H, **meta2, num_warps=rwarps)
         return dx, dw
+    if lp.reduce == "one_pass":
+        rmeta, rwarps = one_pass_reduce_meta(P)
+        bk.reduce_partials_wide_kernel[(-(-H // rmeta["BLOCK_C"]),)](partials, dw, P, H, **rmeta, num_warps=rwarps)
+        return dx, dw
     spec = reduce_meta(program, H)
     if spec is not None:
         kname, grid, rmeta, rwarps = spec
@@ -417,6 +421,23 @@ def split_reduce_meta(P: int, H: int) -> tuple[int, int, tuple[int, int], dict, 
     n_cols = -(-H // cols)
     return (splits, rows_per_split, (n_cols, splits), dict(BLOCK_P=rows_per_split, BLOCK_C=cols),
             (n_cols,), dict(BLOCK_P=128, BLOCK_C=cols), 4)
+
+
+def one_pass_reduce_meta(P: int) -> tuple[dict, int]:
+    """(compile-time arguments, warps) of the `.op` programs' reduce: `reduce_partials_wide_kernel`
+    with a tile as tall as the partials, up to 512 rows, so that P <= 512 partial rows are summed in
+    one step (the `.wr` tile of 128 rows takes 3 dependent steps at P = 264).
+
+    Why: ncu on an H100 (session 27, H 4096 FP32 T 4096) had the `.wr` reduce of `pair.p2x.w8.pf.wr`
+    at 8.0 us beside a rows kernel of 33.3 (6 % achieved occupancy, 16 % of DRAM peak for 4.3 MB of
+    FP32 partials): latency, one L2 round trip per step. Its own function, and literals instead of
+    module constants, because `reduce_meta` and the runner's constants are in every program's
+    fingerprint (fingerprint.py).
+    """
+    block_p = 1
+    while block_p < min(P, 512):
+        block_p *= 2
+    return dict(BLOCK_P=block_p, BLOCK_C=32), (8 if block_p >= 256 else 4)
 
 
 def grid_sync_meta(P: int, H: int, warps: int) -> dict:

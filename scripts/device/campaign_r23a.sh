@@ -13,12 +13,13 @@
 # On an H100 (session 27, bench/results/h100-2026-12-06c) the whole of this took about 2 minutes per
 # 20 units with 120 inputs per family; `pair.p2x.w8.pf.wr` took 42.98 us at H 4096 FP32 T 4096
 # against the routed 52.03, `pair.p1x.w16.pf.wr` 76.64 at H 8192 BF16 against 90.82.
+# The `.op` twins (one reduce step; runner.one_pass_reduce_meta) ride along everywhere.
 # Timings from a card that is not an H200 are not the route table's: this script then stops.
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
 case "$GPU" in *H200*) ;; *) echo "not an H200: nothing measured"; exit 0 ;; esac
 PREFIX=r23a; . scripts/device/campaign_begin.sh ${1:-560}
-PW=bwd.pair.p2x.w8.pf.wr,bwd.pair.p2x.r2.w8.pf.wr,bwd.pair.p4x.r4.w4.pf.wr,bwd.pair.p2x.w8.pf.wr.sp,bwd.pair.p1x.w16.pf.wr,bwd.pair.p1x.w16.pf.wr.sp
+PW=bwd.pair.p2x.w8.pf.wr,bwd.pair.p2x.r2.w8.pf.wr,bwd.pair.p4x.r4.w4.pf.wr,bwd.pair.p2x.w8.pf.wr.sp,bwd.pair.p1x.w16.pf.wr,bwd.pair.p1x.w16.pf.wr.sp,bwd.pair.p2x.w8.pf.op,bwd.pair.p2x.r2.w8.pf.op,bwd.pair.p1x.w16.pf.op,bwd.twosum_pair.p2x.w4.fw.pf.op,bwd.twosum_pair.p1x.w16.fw.pf.op
 Q="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
 run pwr-4k --forms plain --w-dtypes fp32,bf16 --T 4096 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4
 run pwr-steps --forms plain --w-dtypes fp32,bf16 --T 4096 --ops 2xfwd+bwd --step-fwd routed --programs routed,$PW \

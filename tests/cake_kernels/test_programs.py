@@ -90,6 +90,7 @@ def test_registry_contract():
             parts = parts[:-1]
         assert lp.prefetch == ("pf" in parts), p.name
         assert (lp.reduce in ("wide", "split")) == ("wr" in parts), p.name
+        assert (lp.reduce == "one_pass") == (parts[-1] == "op"), p.name
         # `.gs` (one launch, grid barrier): a `.wr` program's name with `.gs` in place of `.wr`
         assert (lp.reduce == "grid_sync") == ("gs" in parts) and (lp.reduce == "grid_sync") <= p.single_launch, p.name
         assert (lp.loads == "tma") == (parts[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
@@ -421,6 +422,53 @@ def test_wide_reduce_sums_more_partials_than_one_tile():
     bk.reduce_partials_wide_kernel[(-(-H // runner.WIDE_RED_COLS),)](
         ws, dw, P, H, BLOCK_P=runner.WIDE_RED_ROWS, BLOCK_C=runner.WIDE_RED_COLS)
     torch.testing.assert_close(dw, ws.sum(0).float(), rtol=1e-6, atol=1e-12)
+
+
+ONE_PASS_PROGRAMS = Thinned(
+    [p.name for p in registry.all_programs() if (p.launch.reduce == "one_pass") and _family_tested(p)],
+    lambda p: _with_partner([(H, T, "plain", "fp32") for H, T in _wide_reduce_shapes(p)], p.name[:-3] + ".wr"))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", ONE_PASS_PROGRAMS.names)
+def test_one_pass_reduce_programs_match_their_wide_twin(name):
+    """`.op` programs differ from their `.wr` twin only in the reduce's tile: dx bitwise equal, dw
+    equal up to the FP64 summation order of the partials (FP32 result)."""
+    twin = registry.get(name[:-3] + ".wr")
+    prog = registry.get(name)
+    assert replace(prog.launch, reduce="wide") == twin.launch and prog.mode == twin.mode
+    ONE_PASS_PROGRAMS.run_kernels(name)
+    for H, T in _wide_reduce_shapes(prog):
+        inp = inputs("same_sign", T, H, "fp32", seed=T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx2, dw2, _ = run_backward_checked(twin, inp)
+        assert torch.equal(dx, dx2)
+        torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+
+
+def test_one_pass_reduce_tile_follows_the_partials():
+    """One step up to 512 partial rows (the tile is the next power of two), then 512-row steps."""
+    assert runner.one_pass_reduce_meta(264) == (dict(BLOCK_P=512, BLOCK_C=32), 8)
+    assert runner.one_pass_reduce_meta(132) == (dict(BLOCK_P=256, BLOCK_C=32), 8)
+    assert runner.one_pass_reduce_meta(100) == (dict(BLOCK_P=128, BLOCK_C=32), 4)
+    assert runner.one_pass_reduce_meta(1) == (dict(BLOCK_P=1, BLOCK_C=32), 4)
+    assert runner.one_pass_reduce_meta(2112) == (dict(BLOCK_P=512, BLOCK_C=32), 8)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("P", [1, 7, 264, 530])
+def test_one_pass_reduce_sums_every_partial_in_fixed_order(P):
+    """The `.op` reduce's launch (one tile up to 512 rows, then 512-row steps) over FP32 and FP64
+    partials: the FP64 sum of every partial row, whatever P."""
+    from cake_kernels.programs import backward as bk
+
+    H = 70
+    meta, warps = runner.one_pass_reduce_meta(P)
+    for dtype in (torch.float32, torch.float64):
+        ws = torch.randn(P, H, dtype=torch.float64).to(dtype)
+        dw = torch.full((H,), float("nan"), dtype=torch.float32)
+        bk.reduce_partials_wide_kernel[(-(-H // meta["BLOCK_C"]),)](ws, dw, P, H, **meta, num_warps=warps)
+        torch.testing.assert_close(dw, ws.double().sum(0).float(), rtol=1e-6, atol=1e-12)
 
 
 def _split_reduce_calls(prog):
