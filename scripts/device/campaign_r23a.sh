@@ -9,7 +9,8 @@
 # 2. pwr-steps: the 2xfwd+bwd steps at T 4096 (the step floor's binding row is H 4096 FP32 T 4096).
 # 3. pwr-up: T 8192 and 16384, where the window ends (on the H100, session 27: in budget at 8192,
 #    0.94-1.35 at 16384), with the residual form at H 6144.
-# 4. pwr-down: T 1024.
+# 4. pwr-down: T 256 and 1024 (on the H100 the routed column task lost 1.6-2.7x at T 1024 to the
+#    `pair` and compensated persistent programs; the H200 table has no measured point there).
 # On an H100 (session 27, bench/results/h100-2026-12-06c) the whole of this took about 2 minutes per
 # 20 units with 120 inputs per family; `pair.p2x.w8.pf.wr` took 42.98 us at H 4096 FP32 T 4096
 # against the routed 52.03, `pair.p1x.w16.pf.wr` 76.64 at H 8192 BF16 against 90.82.
@@ -26,5 +27,5 @@ run pwr-steps --forms plain --w-dtypes fp32,bf16 --T 4096 --ops 2xfwd+bwd --step
   --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 4
 run pwr-up --forms plain --w-dtypes fp32,bf16 --T 8192,16384 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4
 run pwr-res --H 6144 --forms residual --w-dtypes fp32,bf16 --T 4096,8192,16384 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4
-run pwr-down --forms plain --w-dtypes fp32,bf16 --T 1024 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4
+run pwr-down --forms plain --w-dtypes fp32,bf16 --T 1024,256 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4
 campaign_end
