@@ -382,7 +382,9 @@ def backward(
         bk.reduce_partials_wide_kernel[grid2](first, dw, splits, H, **meta2, num_warps=rwarps)
         return dx, dw
     if lp.reduce == "one_pass":
-        rmeta, rwarps = one_pass_reduce_meta(P)
+        # Sized by the grid's largest P, not this call's: one build per device whatever T is (and the
+        # build `compile_check.kernels_of` lists); fewer partial rows are masked.
+        rmeta, rwarps = one_pass_reduce_meta(lp.programs_per_sm * sm_count(x.device))
         bk.reduce_partials_wide_kernel[(-(-H // rmeta["BLOCK_C"]),)](partials, dw, P, H, **rmeta, num_warps=rwarps)
         return dx, dw
     spec = reduce_meta(program, H)
@@ -425,8 +427,9 @@ def split_reduce_meta(P: int, H: int) -> tuple[int, int, tuple[int, int], dict, 
 
 def one_pass_reduce_meta(P: int) -> tuple[dict, int]:
     """(compile-time arguments, warps) of the `.op` programs' reduce: `reduce_partials_wide_kernel`
-    with a tile as tall as the partials, up to 512 rows, so that P <= 512 partial rows are summed in
-    one step (the `.wr` tile of 128 rows takes 3 dependent steps at P = 264).
+    with a tile as tall as the grid's partial rows (P = programs per SM x SMs, the most a call has;
+    `backward` passes that, so one build serves every T), up to 512 rows, so that P <= 512 partial
+    rows are summed in one step (the `.wr` tile of 128 rows takes 3 dependent steps at P = 264).
 
     Why: ncu on an H100 (session 27, H 4096 FP32 T 4096) had the `.wr` reduce of `pair.p2x.w8.pf.wr`
     at 8.0 us beside a rows kernel of 33.3 (6 % achieved occupancy, 16 % of DRAM peak for 4.3 MB of

@@ -26,6 +26,8 @@ def test_closure_follows_the_runner_and_nothing_else():
     single = _closure("bwd.twosum.p2x.w8.fw.pf")  # single launch: its reduce runs inside the rows kernel
     assert "reduce_partials_block" in single and not single & {"reduce_partials_kernel", "reduce_partials_wide_kernel"}
     assert _closure("bwd.twosum_pair.p2x.w4.s4.wr.tma") >= {"rmsnorm_bwd_tma_kernel", "reduce_partials_wide_kernel"}
+    one_pass = _closure("bwd.pair.p2x.w8.pf.op")  # the wide reduce's kernel with a taller tile
+    assert "reduce_partials_wide_kernel" in one_pass and "reduce_partials_kernel" not in one_pass
     # `.gs`: the rows kernels it calls (both: the products constexpr picks one), its barrier and reduce
     gs = _closure("bwd.twosum.p4x.r4.w2.fw.pf.gs.xs")
     assert {"rmsnorm_bwd_grid_sync_kernel", "rmsnorm_bwd_rows_split_rstd_kernel", "rmsnorm_bwd_rows_kernel",
@@ -51,8 +53,8 @@ def test_a_changed_helper_changes_exactly_the_programs_that_reach_it(monkeypatch
         monkeypatch.undo()
         registry._fingerprint.cache_clear()
     changed = {n for n in before if before[n] != after[n]}
-    # the `.sr` programs' second pass is the wide reduce too
-    assert changed == {p.name for p in registry.all_programs() if p.launch.reduce in ("wide", "split")}
+    # the `.sr` programs' second pass is the wide reduce too, and the `.op` programs launch it in one step
+    assert changed == {p.name for p in registry.all_programs() if p.launch.reduce in ("wide", "split", "one_pass")}
     assert {p.name: p.fingerprint for p in registry.all_programs()} == before
 
 
