@@ -89,6 +89,12 @@ class ProgramInfo:
     fingerprint: str
     description: str | None = None
 
+    @classmethod
+    def of(cls, rec: Mapping) -> "ProgramInfo":
+        """From a `program` evidence record or a stored Program row (the same field names)."""
+        return cls(name=rec["name"], op=rec["op"], family=rec["family"], deterministic=bool(rec["deterministic"]),
+                   runnable=bool(rec["runnable"]), fingerprint=rec["fingerprint"], description=rec.get("description"))
+
 
 @dataclass(frozen=True)
 class TimingAggregate:
@@ -281,11 +287,7 @@ def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadE
         if kind == "run":
             runs[rec["run_id"]] = rec
         elif kind == "program":
-            info = ProgramInfo(
-                name=rec["name"], op=rec["op"], family=rec["family"],
-                deterministic=bool(rec["deterministic"]), runnable=bool(rec["runnable"]),
-                fingerprint=rec["fingerprint"], description=rec.get("description"),
-            )
+            info = ProgramInfo.of(rec)
             programs[info.name] = describing(programs.get(info.name), info)
         elif kind == "timing":
             if rec.get("l2", "cold") == "cold":  # latency is timed with L2 flushed (ROUTING-POLICY section 4)

@@ -48,10 +48,7 @@ def _programs(conn) -> dict[str, ProgramInfo]:
     pt = Program.__table__
     out: dict[str, ProgramInfo] = {}
     for r in conn.execute(select(pt).order_by(pt.c.id)).mappings():
-        info = ProgramInfo(
-            name=r["name"], op=r["op"], family=r["family"], deterministic=bool(r["deterministic"]),
-            runnable=bool(r["runnable"]), fingerprint=r["fingerprint"], description=r["description"],
-        )
+        info = ProgramInfo.of(r)
         out[info.name] = describing(out.get(info.name), info)
     return out
 
