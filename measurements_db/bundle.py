@@ -78,7 +78,7 @@ def merge_records(sources: Iterable[tuple[str, Iterable[Mapping]]]) -> list[dict
 
 def read_bundle(path: str | os.PathLike) -> list[dict]:
     """The validated records of one bundle (or plain .jsonl) file."""
-    from measurements_db.evidence_io import _read_lines
+    from measurements_db.evidence_io import _parse_lines, _read_lines
 
     lines, _ = _read_lines(Path(path), str(path))
-    return _parse(((i, ln) for i, ln in enumerate(lines, 1)), str(path), decoded=False).records
+    return _parse_lines(lines, str(path)).records

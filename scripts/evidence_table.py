@@ -4,22 +4,18 @@ One row per (op, form, H, weight dtype, T, program): the median over its timing 
 each record's median, fastest first within a key, beside the worst dw err/tol over its accuracy
 records and their inputs per family (the fewest, where a breach stopped a family early).
 
-    python scripts/evidence_table.py bench/results/h100-2026-12-06c/*.jsonl.gz
+    PYTHONPATH=. python scripts/evidence_table.py bench/results/h100-2026-12-06c/*.jsonl.gz
+
+The files are read and validated as the store reads them (`measurements_db.bundle.read_bundle`).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import gzip
-import json
 import statistics
 
-
-def _lines(path: str):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        yield from f
+from measurements_db.bundle import read_bundle
 
 
 def table(paths: list[str]) -> str:
@@ -27,8 +23,7 @@ def table(paths: list[str]) -> str:
     worst: dict[tuple, float] = {}
     inputs: dict[tuple, int] = {}
     for path in paths:
-        for line in _lines(path):
-            r = json.loads(line)
+        for r in read_bundle(path):
             key = (r.get("form"), r.get("H"), r.get("w_dtype"), r.get("T"), r.get("program"))
             if r["kind"] == "timing" and r.get("copy", 0) == 0:
                 times[(r["op"], *key)].append(statistics.median(r["samples_us"]))
