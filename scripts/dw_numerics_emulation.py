@@ -1,7 +1,7 @@
 """Emulate, on the CPU, the dw numerics of uncompensated persistent backward programs, to decide
 whether a kernel design is worth building (session 27).
 
-    python scripts/dw_numerics_emulation.py --H 4096 --P 264 --inputs 3 --T 4096,16384
+    PYTHONPATH=. python scripts/dw_numerics_emulation.py --H 4096 --P 264 --inputs 3 --T 4096,16384
 
 For each input of the three families (cake_kernels.inputs, the harness's seeds) it forms the FP32
 products g * (x * rstd) as the `pair` rows kernel does, and sums them per program over its rows
@@ -23,14 +23,14 @@ import time
 import torch
 
 from cake_kernels.inputs import FAMILIES, make_inputs
-from cake_kernels.reference import reference_forward
+from cake_kernels.reference import dw_err_over_tol, reference_forward
 from cake_router.measure.accuracy import seed_for
 
 EPS = 1e-6
 
 
 def err_over_tol(dw: torch.Tensor, ref: torch.Tensor) -> float:
-    return ((dw.double() - ref).abs() / (1e-4 + 1e-4 * ref.abs())).max().item()
+    return float(dw_err_over_tol(dw, ref).max())
 
 
 def emulate(H: int, T: int, P: int, inputs: int, folds) -> dict[tuple[str, str], float]:
