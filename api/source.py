@@ -55,7 +55,7 @@ GPU_RE = re.compile(r"^[A-Za-z0-9 ._:,()/+-]{1,200}$")  # a GPU model as the dri
 def choose_gpu(arch: str, counts: Mapping[str, int], wanted: str | None) -> str | None:
     """`measurements_db.aggregates.choose_gpu` (the CLI's rule), its refusals worded for a request:
     NotFound (the accepted models named) for a model that did not measure ``arch``, GpuAmbiguous
-    where several did and none is named. ``counts``: GPU model -> measured runs of the arch."""
+    where several did and none is named. ``counts``: GPU model -> measured runs of the arch that hold timing."""
     from measurements_db.aggregates import GpuChoiceError, choose_gpu as rule
 
     try:
@@ -183,7 +183,7 @@ class DataSource:
                 flight.set()
 
     def gpus(self, arch: str) -> dict[str, int]:
-        """GPU model -> measured runs of ``arch`` in the store."""
+        """GPU model -> measured runs of ``arch`` in the store that hold timing."""
         from measurements_db import queries
 
         return dict(self.cached(("gpus", arch), lambda: queries.measured_gpus(self.store, arch)))

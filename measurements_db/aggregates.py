@@ -179,7 +179,8 @@ class WorkloadEvidence:
 class GpuChoiceError(LookupError):
     """No one GPU model's runs of ``arch`` can be read: ``wanted`` measured none of them (``wanted``
     set), or several models did and none was named (``wanted`` None). ``counts``: GPU model ->
-    measured runs of the arch. Callers word the message for their own way of naming a model."""
+    measured runs of the arch that hold timing (`timing_gpus`). Callers word the message for their
+    own way of naming a model."""
 
     def __init__(self, arch: str, counts: Mapping[str, int], wanted: str | None):
         self.arch, self.counts, self.wanted = arch, dict(counts), wanted
@@ -188,10 +189,10 @@ class GpuChoiceError(LookupError):
 
 
 def choose_gpu(arch: str, counts: Mapping[str, int], wanted: str | None) -> str | None:
-    """The GPU model whose runs the evidence of ``arch`` is aggregated from: ``wanted`` if it measured
-    the arch, else the one model measured, or None (one model or none: every run). The route key's arch
-    is shared by cards whose timings differ (sm_90a: H100 and H200), so runs of several models are
-    never pooled: GpuChoiceError when several measured it and none is named, or when ``wanted`` is not
+    """The GPU model whose timing runs the evidence of ``arch`` is aggregated from (its accuracy runs:
+    `evidence_runs`): ``wanted`` if it timed the arch, else the one model that did, or None (one model
+    or none: every run). The route key's arch is shared by cards whose timings differ (sm_90a: H100
+    and H200), so timings of several models are never pooled: GpuChoiceError when several measured it and none is named, or when ``wanted`` is not
     one of them. The CLI (`--gpu`) and the service (`?gpu=`) both follow this rule."""
     if wanted is not None:
         if wanted not in counts:
@@ -200,6 +201,53 @@ def choose_gpu(arch: str, counts: Mapping[str, int], wanted: str | None) -> str 
     if len(counts) > 1:
         raise GpuChoiceError(arch, counts, None)
     return None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the GPU-model rule reads of a run: its model, its SM count and whether it holds timing."""
+
+    run_id: str
+    source: str  # "measured" or "published"
+    gpu: str | None
+    sm_count: int | None
+    timed: bool  # holds at least one timing record
+
+
+def timing_gpus(runs: Iterable[RunInfo]) -> dict[str, int]:
+    """GPU model -> measured runs that hold timing: the models `choose_gpu` chooses among. A run that
+    holds only accuracy (`measure --accuracy-only`) times nothing, so it never makes a choice needed."""
+    counts: dict[str, int] = {}
+    for r in runs:
+        if r.source == "measured" and r.timed:
+            counts[r.gpu or ""] = counts.get(r.gpu or "", 0) + 1
+    return counts
+
+
+def evidence_runs(runs: Iterable[RunInfo], gpu: str | None) -> tuple[frozenset[str], frozenset[str]]:
+    """(timing runs, accuracy runs): the runs whose timing records and whose accuracy records the
+    evidence of one arch is aggregated from, ``gpu`` being `choose_gpu`'s choice.
+
+    Timing: the runs of ``gpu`` (every run when None). Latency is a property of the card: sm_90a's
+    H100 and H200 copy 3.0 and 4.2 TB/s.
+
+    Accuracy: the published runs among the timing runs, and every measured run with an SM count that
+    the chosen model's measured timing runs have (the timing runs when nothing was timed). ROUTING-POLICY keys an accuracy point by arch, not by card, and a
+    program's dw is a function of its compiled code (the arch and its fingerprint) and its launch
+    grid, which the runner sizes from the SM count, as the seeded input generator's CUDA kernels size
+    theirs; so two cards of one arch and SM count compute the same dw for the same input. Measured:
+    201 aggregates (13 programs, 22 workloads) on an H100 80GB HBM3 and an H200 (132 SMs each)
+    differ by at most 9e-10 relative in worst err/tol, the rounding of the FP64 reference
+    (`scripts/accuracy_across_cards.py`, bench/results/cpu-2026-12-06-session28). A card with another SM count (an H100 PCIe has 114) reduces in
+    another order and qualifies nothing here.
+    """
+    runs = list(runs)
+    timing = frozenset(r.run_id for r in runs if gpu is None or r.gpu == gpu)
+    sms = {r.sm_count for r in runs if r.run_id in timing and r.source == "measured" and r.timed}
+    if not sms:
+        return timing, timing  # nothing timed on a card: no SM count to match
+    accuracy = frozenset(r.run_id for r in runs if (r.sm_count in sms if r.source == "measured" else r.run_id in timing))
+    return timing, accuracy
 
 
 def median(values: Iterable[float]) -> float:
@@ -272,17 +320,43 @@ def describing(a: ProgramInfo | None, b: ProgramInfo) -> ProgramInfo:
     return b if (b.fingerprint, b.description or "", b.op, b.family) > (a.fingerprint, a.description or "", a.op, a.family) else a
 
 
-def aggregate_records(records: Iterable[Mapping]) -> dict[WorkloadKey, WorkloadEvidence]:
+def run_infos(records: Iterable[Mapping]) -> list[RunInfo]:
+    """`RunInfo` of every `run` record among ``records`` (timed: some timing record names the run)."""
+    records = list(records)
+    timed = {r["run_id"] for r in records if r.get("kind") == "timing"}
+    return [RunInfo(r["run_id"], r["source"], r.get("gpu"), r.get("sm_count"), r["run_id"] in timed)
+            for r in records if r.get("kind") == "run"]
+
+
+def aggregate_records(records: Iterable[Mapping], gpus: Mapping[str, str | None] | None = None
+                      ) -> dict[WorkloadKey, WorkloadEvidence]:
     """Reference aggregation of already-validated `cake-evidence/1` records (any order).
 
+    ``gpus``: arch -> `choose_gpu`'s choice (None or absent: every model); each arch's timing and
+    accuracy records are read from the runs `evidence_runs` gives for it (records naming a run
+    with no run record are always read).
     The store's query layer must return objects equal to these for the same evidence; this
     function is also what the solver's unit tests feed synthetic evidence through.
     """
+    records = list(records)
+    infos = run_infos(records)
+    by_arch: dict[str, list[RunInfo]] = defaultdict(list)
+    arch_of_run = {r["run_id"]: r["arch"] for r in records if r.get("kind") == "run"}
+    for info in infos:
+        by_arch[arch_of_run[info.run_id]].append(info)
+    drop_timing: set[str] = set()
+    drop_accuracy: set[str] = set()
+    for arch, arch_runs in by_arch.items():
+        t_ids, a_ids = evidence_runs(arch_runs, (gpus or {}).get(arch))
+        drop_timing |= {r.run_id for r in arch_runs} - t_ids
+        drop_accuracy |= {r.run_id for r in arch_runs} - a_ids
     runs: dict[str, Mapping] = {}
     programs: dict[str, ProgramInfo] = {}
     timing_recs: list[Mapping] = []
     acc_recs: list[Mapping] = []
     for rec in records:
+        if rec.get("run_id") in (drop_timing if rec["kind"] == "timing" else drop_accuracy if rec["kind"] == "accuracy" else ()):
+            continue
         kind = rec["kind"]
         if kind == "run":
             runs[rec["run_id"]] = rec

@@ -23,12 +23,15 @@ from sqlalchemy import func, select
 from measurements_db.aggregates import (
     FamilyAccuracy,
     ProgramInfo,
+    RunInfo,
     TimingAggregate,
     describing,
     WorkloadEvidence,
     WorkloadKey,
     combine_point,
+    evidence_runs,
     median,
+    timing_gpus,
     keep_one_step_forward,
     spread_of,
 )
@@ -57,23 +60,36 @@ def _step_fwd(row) -> str | None:
     return (row[11] or {}).get("step_fwd")
 
 
-def measured_gpus(store: Store, arch: str) -> dict[str, int]:
-    """GPU model -> number of measured runs of ``arch`` (published runs not counted)."""
-    rt = Run.__table__
+def run_infos(store: Store, arch: str) -> list[RunInfo]:
+    """What the GPU-model rule (`aggregates.evidence_runs`) reads of every run of ``arch``."""
+    rt, tt = Run.__table__, TimingBlock.__table__
     with store.read() as conn:
-        rows = conn.execute(select(rt.c.gpu, func.count()).where(rt.c.arch == arch, rt.c.source == "measured")
-                            .group_by(rt.c.gpu)).all()
-    return {g: int(n) for g, n in rows}
+        timed = {pk for (pk,) in conn.execute(select(tt.c.run_pk).distinct())}
+        rows = conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source, rt.c.gpu, rt.c.sm_count)
+                            .where(rt.c.arch == arch)).all()
+    return [RunInfo(run_id, source, gpu, sm, pk in timed) for pk, run_id, source, gpu, sm in rows]
+
+
+def measured_gpus(store: Store, arch: str) -> dict[str, int]:
+    """GPU model -> number of measured runs of ``arch`` that hold timing (`aggregates.timing_gpus`:
+    published runs and accuracy-only runs not counted)."""
+    return timing_gpus(run_infos(store, arch))
 
 
 def workload_evidence(store: Store, arch: str, gpu: str | None = None) -> dict[WorkloadKey, WorkloadEvidence]:
     """Aggregates of every workload of ``arch`` (equal to `aggregates.aggregate_records`); with
-    ``gpu``, of the runs on that GPU model only (see `measurements_db.aggregates.choose_gpu`)."""
+    ``gpu``, timing of the runs on that GPU model only, and accuracy of the runs
+    `aggregates.evidence_runs` adds (measured on a card of the same SM count)."""
     wt, tt, rt = Workload.__table__, TimingBlock.__table__, Run.__table__
+    infos = run_infos(store, arch)
+    timing_ids, accuracy_ids = evidence_runs(infos, gpu)
+    arch_ids = {i.run_id for i in infos}
     with store.read() as conn:
         run_rows = conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source, rt.c.started, rt.c.gpu)).all()
-        if gpu is not None:
-            run_rows = [r for r in run_rows if r[4] == gpu]
+        # Runs of other arches never hold this arch's workloads; only this arch's runs are chosen among.
+        t_pks = [r[0] for r in run_rows if r[1] in timing_ids or r[1] not in arch_ids]
+        a_pks = [r[0] for r in run_rows if r[1] in accuracy_ids or r[1] not in arch_ids]
+        t_all, a_all = len(t_pks) == len(run_rows), len(a_pks) == len(run_rows)
         runs = {pk: (run_id, source) for pk, run_id, source, _, _ in run_rows}
         started = {pk: st for pk, _, _, st, _ in run_rows}
         wls = {i: WorkloadKey(a, h, x, w, f) for i, a, h, x, w, f in conn.execute(
@@ -86,12 +102,12 @@ def workload_evidence(store: Store, arch: str, gpu: str | None = None) -> dict[W
             tt.c.workload_id, tt.c.program, tt.c.op, tt.c.t, tt.c.run_pk, tt.c.session, tt.c.copy, tt.c.timer,
             tt.c.samples, tt.c.median_us, tt.c.n, tt.c.extra,
         ).where(tt.c.workload_id.in_(ids), tt.c.l2 == "cold",  # section 4: latency is timed with L2 flushed
-                *([tt.c.run_pk.in_(list(runs))] if gpu is not None else []))).all()
+                *([] if t_all else [tt.c.run_pk.in_(t_pks)]))).all()
         st = AccuracySummary.__table__
         arows = conn.execute(select(
             st.c.workload_id, st.c.program, st.c.t, st.c.family, st.c.run_pk, st.c.inputs, st.c.worst, st.c.median,
             st.c.eager_worst, st.c.eager_median, st.c.verdict, st.c.qualified_by_source,
-        ).where(st.c.workload_id.in_(ids), *([st.c.run_pk.in_(list(runs))] if gpu is not None else []))).all()
+        ).where(st.c.workload_id.in_(ids), *([] if a_all else [st.c.run_pk.in_(a_pks)]))).all()
 
     out: dict[WorkloadKey, WorkloadEvidence] = {}
 

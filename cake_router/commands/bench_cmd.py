@@ -43,7 +43,8 @@ def cmd_bench(args) -> int:
     from cake_router.tables import load_any_table
     from measurements_db.engine import StoreError, open_store
     from cake_router.commands.solve_cmd import pick_gpu
-    from measurements_db.queries import arches, measured_gpus, runs, workload_evidence
+    from measurements_db.aggregates import evidence_runs
+    from measurements_db.queries import arches, measured_gpus, run_infos, runs, workload_evidence
 
     try:
         table = load_table(args.table) if args.table else load_any_table(args.arch)
@@ -81,7 +82,14 @@ def cmd_bench(args) -> int:
             raise CliError(f"--bounds {exc}") from None
     gpu = pick_gpu(args.arch, measured_gpus(store, args.arch), args.gpu)
     ev = workload_evidence(store, args.arch, gpu)
-    run_list = [r for r in runs(store, args.arch) if gpu is None or r.get("gpu") == gpu]
+    # The compared runs: those that timed (of the chosen model). Accuracy-only runs (`measure
+    # --accuracy-only`, possibly on another card of the arch and SM count) are listed apart: their
+    # copy bandwidth is not the compared card's.
+    all_runs = runs(store, args.arch)
+    run_list = [r for r in all_runs if r["timing_blocks"] and (gpu is None or r.get("gpu") == gpu)]
+    _, accuracy_ids = evidence_runs(run_infos(store, args.arch), gpu)
+    accuracy_only = [r for r in all_runs if not r["timing_blocks"] and r.get("source") == "measured"
+                     and r["run_id"] in accuracy_ids]
     copy_TBps = args.copy_TBps
     if copy_TBps is None:
         # Sessions record the copy bandwidth they measured (`copy_TBps` in the run record): the
@@ -94,13 +102,17 @@ def cmd_bench(args) -> int:
     tg = bench.targets(rows)
     stale = bench.attach_bounds(tg, bounds)
     meta = {"arch": args.arch, "table": table.path, "copy_TBps": copy_TBps, "bounds": bounds_path,
-            "runs": [{k: r.get(k) for k in ("run_id", "gpu", "torch", "triton", "cuda", "driver", "started")} for r in run_list]}
+            "runs": [{k: r.get(k) for k in ("run_id", "gpu", "torch", "triton", "cuda", "driver", "started")} for r in run_list],
+            "accuracy_only_runs": [{k: r.get(k) for k in ("run_id", "gpu", "sm_count", "started")} for r in accuracy_only]}
     aa = sorted(v for e in ev.values() for v in e.aa_floor.values())
     meta["aa_floor"] = {"median": aa[len(aa) // 2], "max": aa[-1], "points": len(aa)} if aa else None
     gpus = sorted({r.get("gpu") or "?" for r in run_list})
     header = (f"# {args.arch} comparison ({', '.join(gpus)})\n\nFrom the store's evidence: "
               f"{len(run_list)} run(s); copy bandwidth {copy_TBps or 'not given'} TB/s; "
               f"A/A floor median {meta['aa_floor']['median']:.4f}, max {meta['aa_floor']['max']:.4f}." if aa else "")
+    if accuracy_only and header:
+        cards = ", ".join(sorted({f"{r.get('gpu') or '?'} ({r.get('sm_count')} SMs)" for r in accuracy_only}))
+        header += f" Accuracy also from {len(accuracy_only)} accuracy-only run(s): {cards}."
     peer_rows = bench.peer_table(ev, Policy())
     if readme_text is not None:
         try:

@@ -52,6 +52,10 @@ def register(sub) -> None:
     p.add_argument("--accuracy-max-T", type=int, default=None, help="above this T use --large-T-inputs inputs per family")
     p.add_argument("--large-T-inputs", type=int, default=None,
                    help="inputs per family above --accuracy-max-T; 0 = timing only there (qualify those points in a separate run)")
+    p.add_argument("--accuracy-only", action="store_true",
+                   help="accuracy records only, no timing: qualify points on any card of the arch and SM count "
+                        "(a route table's timing comes from one GPU model; its accuracy from every card that computes "
+                        "the same dw); needs --sessions 1 or --gpus")
     p.add_argument("--gpus", type=_csv(int, "--gpus"), default=None, help="GPU indices: one session per GPU in parallel")
     p.add_argument("--shard", default=None, help="i/n: this node takes every n-th unit starting at i")
     p.add_argument("--budget-minutes", type=float, default=None, help="stop cleanly after this long (coarse grid first)")
@@ -80,6 +84,15 @@ def cmd_measure(args) -> int:
         if args.step_fwd not in registry.names() or registry.get(args.step_fwd).op != "fwd":
             fwds = [p.name for p in registry.all_programs() if p.op == "fwd"]
             raise CliError(f"--step-fwd: {args.step_fwd!r} is not 'routed' or a registered forward program ({', '.join(fwds)})")
+    if args.accuracy_only:
+        if args.inputs_per_family < 1 or args.large_T_inputs == 0:
+            raise CliError("--accuracy-only: measures accuracy alone, so --inputs-per-family (and --large-T-inputs, "
+                           "if given) must be >= 1")
+        if "bwd" not in args.ops and "2xfwd+bwd" not in args.ops:
+            raise CliError(f"--accuracy-only: accuracy is a backward's (dw); --ops {','.join(args.ops)} has no bwd")
+        if args.sessions != 1 and not (args.gpus and len(args.gpus) > 1):
+            raise CliError(f"--accuracy-only: one session measures each unit's accuracy, so --sessions {args.sessions} "
+                           "would start processes that record nothing; pass --sessions 1 (or --gpus to spread units)")
     if args.large_T_inputs is not None and args.large_T_inputs < 0:
         raise CliError(f"--large-T-inputs: {args.large_T_inputs} not accepted; use an integer >= 0")
     bad = [f for f in args.forms if f not in campaign.FORMS]
@@ -148,7 +161,7 @@ def cmd_measure(args) -> int:
         accuracy_max_T=args.accuracy_max_T, large_T_inputs=args.large_T_inputs,
         seconds_per_unit=args.seconds_per_unit, deadline=deadline,
         parallel=bool(args.gpus and len(args.gpus) > 1), fwd_for_step=args.step_fwd, routed_only=routed_only,
-        also=also,
+        also=also, accuracy_only=args.accuracy_only,
     )
     con = console(stderr=True)
     con.print(f"measure: {len(units)} workloads x {plan.sessions} sessions, {len(programs)} programs, {len(peers)} peers, arch {arch}")

@@ -39,8 +39,8 @@ def pick_gpu(arch: str, counts: dict[str, int], wanted: str | None) -> str | Non
     """The GPU model whose runs a route table of ``arch`` is solved from (None: every run, there being
     one model or none). The route key's arch is shared by cards whose timings differ (sm_90a: H100
     and H200, 3.0 against 4.2 TB/s of copy bandwidth), so measured runs of two models are never pooled
-    silently: --gpu picks one. ``counts``: GPU model -> measured runs of the arch. The rule is
-    `measurements_db.aggregates.choose_gpu`; this words its refusals for the command line."""
+    silently: --gpu picks one. ``counts``: GPU model -> measured runs of the arch that hold timing.
+    The rule is `measurements_db.aggregates.choose_gpu`; this words its refusals for the command line."""
     from measurements_db.aggregates import GpuChoiceError, choose_gpu
 
     try:
@@ -55,26 +55,23 @@ def pick_gpu(arch: str, counts: dict[str, int], wanted: str | None) -> str | Non
 
 
 def load_workloads(args: argparse.Namespace, arch: str | None) -> dict[str, list]:
-    """arch -> WorkloadEvidence list, from --evidence files or the store (all arches when arch is None),
-    of one GPU model per arch (`pick_gpu`: --gpu, refused where two models were measured)."""
-    from measurements_db.aggregates import aggregate_records
+    """arch -> WorkloadEvidence list, from --evidence files or the store (all arches when arch is None):
+    timing of one GPU model per arch (`pick_gpu`: --gpu, refused where two models timed it), accuracy
+    also of cards with that model's SM count (`measurements_db.aggregates.evidence_runs`)."""
+    from measurements_db.aggregates import aggregate_records, run_infos, timing_gpus
 
     wanted_gpu = getattr(args, "gpu", None)
     if getattr(args, "evidence", None):
         records = read_evidence_files(args.evidence)
-        counts_by_arch: dict[str, dict[str, int]] = {}
-        for r in records:
-            if r.get("kind") == "run" and r.get("source") == "measured":
-                counts = counts_by_arch.setdefault(r["arch"], {})
-                counts[r["gpu"]] = counts.get(r["gpu"], 0) + 1
-        drop: set[str] = set()  # runs of another GPU model than the one picked for their arch
-        for a in ([arch] if arch is not None else sorted(counts_by_arch)):
-            gpu = pick_gpu(a, counts_by_arch.get(a, {}), wanted_gpu)
-            if gpu is not None:
-                drop |= {r["run_id"] for r in records if r.get("kind") == "run" and r["arch"] == a and r["gpu"] != gpu}
-        records = [r for r in records if r.get("run_id") not in drop]  # program records have no run_id
+        infos_by_arch: dict[str, list] = {}
+        arch_of_run = {r["run_id"]: r["arch"] for r in records if r.get("kind") == "run"}
+        for info in run_infos(records):
+            infos_by_arch.setdefault(arch_of_run[info.run_id], []).append(info)
+        # One GPU model's timing per arch; accuracy also from cards of its SM count (`evidence_runs`).
+        chosen = {a: pick_gpu(a, timing_gpus(infos_by_arch.get(a, [])), wanted_gpu)
+                  for a in ([arch] if arch is not None else sorted(infos_by_arch))}
         by_arch: dict[str, list] = {}
-        for wk, ev in sorted(aggregate_records(records).items()):
+        for wk, ev in sorted(aggregate_records(records, chosen).items()):
             by_arch.setdefault(wk.arch, []).append(ev)
         arches = sorted(by_arch)
         if arch is not None and arch not in by_arch:

@@ -66,6 +66,9 @@ class Plan:
     # With `routed_only`: programs measured at every unit besides the routed ones (`--programs routed,NAMES`).
     also: list[str] = field(default_factory=list)
     parallel: bool = False  # sessions on several GPUs at once (accuracy spread over them)
+    # Accuracy records only (`--accuracy-only`): qualification on any card of the arch and SM count,
+    # whose timings would not describe the route table's card (`measurements_db.aggregates.evidence_runs`).
+    accuracy_only: bool = False
 
 
 

@@ -60,6 +60,9 @@ def _time_unit(doc, unit, s, session, base, failures, device):
         except Exception as exc:
             failures.append((name, exc))
             torch.cuda.empty_cache()
+    acc_fns = {p.name: p.dw_for_accuracy for p in preps if p.dw_for_accuracy is not None}
+    if doc.get("accuracy_only"):
+        return [], acc_fns  # `measure --accuracy-only`: nothing captured, nothing timed
     pool = torch.cuda.graph_pool_handle()  # one pool: graphs replay one at a time, outputs are scratch
     entries = []
     for prep in preps:
@@ -99,7 +102,6 @@ def _time_unit(doc, unit, s, session, base, failures, device):
     for rec in records:
         if rec["op"] == "2xfwd+bwd" and rec["program"] in names:
             rec["step_fwd"] = step_fwd
-    acc_fns = {p.name: p.dw_for_accuracy for p in preps if p.dw_for_accuracy is not None}
     return records, acc_fns
 
 

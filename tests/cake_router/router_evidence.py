@@ -17,11 +17,11 @@ class Evidence:
         self._runs: set[str] = set()
         self.run("r1")
 
-    def run(self, run_id: str, source: str = "measured") -> "Evidence":
+    def run(self, run_id: str, source: str = "measured", gpu: str = "NVIDIA H200", sm_count: int = 132) -> "Evidence":
         if run_id not in self._runs:
             self._runs.add(run_id)
             self.records.append({"schema": S, "kind": "run", "run_id": run_id, "source": source, "arch": self.arch,
-                                 "gpu": "NVIDIA H200", "sm_count": 132, "started": "2026-12-02T10:00:00Z"})
+                                 "gpu": gpu, "sm_count": sm_count, "started": "2026-12-02T10:00:00Z"})
         return self
 
     def program(self, name: str, op: str = "bwd", det: bool = True, family: str = "pair", runnable: bool = True) -> "Evidence":

@@ -114,7 +114,14 @@ def test_measure_without_gpu_says_what_to_do(capsys):
                                         (["--programs", "bwd.nope"], "['bwd.nope'] match no registered program"),
                                         (["--programs", "fwd.row.r4.w2", "--ops", "2xfwd+bwd"],
                                          "['fwd.row.r4.w2'] are registered, but --ops 2xfwd+bwd times none of them"),
-                                        (["--peers", "peer.nope"], "--peers: unknown ['peer.nope']")])
+                                        (["--peers", "peer.nope"], "--peers: unknown ['peer.nope']"),
+                                        (["--accuracy-only", "--sessions", "1", "--inputs-per-family", "0"],
+                                         "--accuracy-only: measures accuracy alone"),
+                                        (["--accuracy-only", "--sessions", "1", "--large-T-inputs", "0"],
+                                         "--accuracy-only: measures accuracy alone"),
+                                        (["--accuracy-only", "--sessions", "1", "--ops", "fwd"],
+                                         "--accuracy-only: accuracy is a backward's (dw); --ops fwd has no bwd"),
+                                        (["--accuracy-only"], "--accuracy-only: one session measures each unit's accuracy, so --sessions 4")])
 def test_measure_rejects_bad_input_before_looking_for_a_gpu(capsys, argv, what):
     assert cli_main(["measure", "--H", "64", "--T", "1", *argv]) == 2
     assert what in capsys.readouterr().err
@@ -132,6 +139,40 @@ def test_zero_large_T_inputs_means_timing_only_above_the_cut(monkeypatch):
     calls.clear()
     session._accuracy_unit(dict(doc, large_T_inputs=2), campaign.Unit(256, "plain", "fp32", 65536), {}, {}, [], "cpu", None)
     assert calls == [2]
+
+
+@pytest.mark.parametrize("accuracy_only", [True, False])
+def test_accuracy_only_prepares_the_programs_and_times_nothing(monkeypatch, accuracy_only):
+    """`measure --accuracy-only`: a unit prepares its programs (their dw functions feed the accuracy
+    pass) but captures and times nothing, so its run holds no timing record."""
+    from types import SimpleNamespace
+
+    import cake_kernels.inputs
+    from cake_router.measure import impls, protocol, session
+
+    def dw(*a):
+        return None
+
+    monkeypatch.setattr(cake_kernels.inputs, "make_inputs", lambda *a, **k: object())
+    monkeypatch.setattr(impls.SharedOutputs, "for_inputs", staticmethod(lambda inp: None))
+    monkeypatch.setattr(campaign, "step_forward", lambda *a: "fwd.row.r1.w8")
+    monkeypatch.setattr(impls, "prepare_program", lambda name, *a: SimpleNamespace(name=name, ops={"bwd": dw}, dw_for_accuracy=dw))
+
+    def capture(*a, **k):
+        raise AssertionError("captured a graph")
+
+    monkeypatch.setattr(protocol, "capture", capture)
+    monkeypatch.setattr(session.torch.cuda, "graph_pool_handle", lambda: None)
+    monkeypatch.setattr(protocol, "time_entries", lambda entries, *a, **k: [])
+    doc = {"programs": ["bwd.pair.p2x.w8"], "peers": [], "ops": ["bwd"], "arch": "sm_90a", "replays": 8, "rounds": 2,
+           "accuracy_only": accuracy_only}
+    unit = campaign.Unit(256, "plain", "fp32", 4096)
+    failures = []
+    records, fns = session._time_unit(doc, unit, 0, "s1", {}, failures, "cpu")
+    if accuracy_only:
+        assert records == [] and fns == {"bwd.pair.p2x.w8": dw} and failures == []
+    else:  # the timed path captures (here: the failure the patched capture raises)
+        assert [name for name, _ in failures] == ["bwd.pair.p2x.w8:bwd"]
 
 
 @pytest.mark.gpu

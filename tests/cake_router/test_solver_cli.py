@@ -176,16 +176,17 @@ def test_solve_from_a_sqlite_store_equals_solve_from_files(tmp_path, capsys):
     assert rc == 2 and "sm_90a" in err and not (tmp_path / "c.json").exists()
 
 
-def _other_gpu_copy(src, dst, gpu="NVIDIA H100 80GB HBM3", scale=None) -> str:
+def _other_gpu_copy(src, dst, gpu="NVIDIA H100 PCIe", sm_count=114, scale=None) -> str:
     """The runs of `src` as if measured on another GPU model: new run ids, the pair family 3x faster
-    there (so that pooling both cards' samples would move the table)."""
+    there (so that pooling both cards' samples would move the table). Another SM count by default, so
+    that its accuracy records do not count either (`aggregates.evidence_runs`)."""
     out = []
     for line in open(src):
         r = json.loads(line)
         if "run_id" in r:
             r["run_id"] = "h100-" + r["run_id"]
         if r.get("kind") == "run":
-            r["gpu"] = gpu
+            r["gpu"], r["sm_count"] = gpu, sm_count
         if r.get("kind") == "timing" and r["program"] == "bwd.pair":
             r["samples_us"] = [v / 3 for v in r["samples_us"]]
         out.append(json.dumps(r))
@@ -206,15 +207,15 @@ def test_runs_of_two_gpu_models_are_never_pooled(tmp_path, capsys):
     assert run(capsys, "solve", "--arch", ARCH, "--evidence", h200, "--out", str(alone), "--incumbent", "none")[0] == 0
     rc, _, err = run(capsys, "solve", "--arch", ARCH, "--evidence", h200, h100, "--out", str(out), "--incumbent", "none")
     assert rc == 2 and not out.exists()
-    assert "2 GPU models" in err and "'NVIDIA H100 80GB HBM3' (1 runs)" in err and "'NVIDIA H200'" in err and "--gpu" in err
+    assert "2 GPU models" in err and "'NVIDIA H100 PCIe' (1 runs)" in err and "'NVIDIA H200'" in err and "--gpu" in err
     assert run(capsys, "solve", "--arch", ARCH, "--evidence", h200, h100, "--gpu", "NVIDIA H200", "--out", str(picked),
                "--incumbent", "none")[0] == 0
     assert picked.read_bytes() == alone.read_bytes()
     rc, _, err = run(capsys, "solve", "--arch", ARCH, "--evidence", h200, h100, "--gpu", "NVIDIA B200", "--out", str(out))
-    assert rc == 2 and "--gpu 'NVIDIA B200'" in err and "accepted: 'NVIDIA H100 80GB HBM3', 'NVIDIA H200'" in err
+    assert rc == 2 and "--gpu 'NVIDIA B200'" in err and "accepted: 'NVIDIA H100 PCIe', 'NVIDIA H200'" in err
     # the H100's own table differs: the pair family wins more of T there
     h100_table = tmp_path / "h100.json"
-    assert run(capsys, "solve", "--arch", ARCH, "--evidence", h200, h100, "--gpu", "NVIDIA H100 80GB HBM3",
+    assert run(capsys, "solve", "--arch", ARCH, "--evidence", h200, h100, "--gpu", "NVIDIA H100 PCIe",
                "--out", str(h100_table), "--incumbent", "none")[0] == 0
     assert h100_table.read_bytes() != alone.read_bytes()
 
@@ -231,3 +232,41 @@ def test_runs_of_two_gpu_models_are_never_pooled(tmp_path, capsys):
     assert run(capsys, "solve", "--arch", ARCH, "--db", url, "--gpu", "NVIDIA H200", "--out", str(from_store),
                "--incumbent", "none")[0] == 0
     assert from_store.read_bytes() == alone.read_bytes()
+
+
+@pytest.mark.parametrize("sm_count, routed", [(132, "bwd.pair"), (114, "bwd.twosum")])
+def test_an_accuracy_only_run_qualifies_points_on_a_card_of_the_same_sm_count(tmp_path, capsys, sm_count, routed):
+    """H200 timing of a faster program with too few accuracy inputs, and an accuracy-only run (`measure
+    --accuracy-only`) of it on an H100: no model has to be named (the H100 timed nothing), and the
+    point qualifies, so the faster program is routed, exactly when the H100 has the H200's SM count."""
+    from router_evidence import Evidence
+
+    from measurements_db.engine import open_store
+    from measurements_db.evidence_io import import_evidence
+
+    e = Evidence().program("bwd.pair").program("bwd.twosum", family="twosum_pair")
+    for T in (65536, 262144, 1048576):
+        e.point("bwd.twosum", T, us=T / 100 + 20, worst=0.01)
+        e.timing("bwd.pair", T, T / 130 + 5)
+        e.acc("bwd.pair", T, 0.4, inputs=4)  # unqualified on the H200
+    e.run("h100", gpu="NVIDIA H100 80GB HBM3", sm_count=sm_count)
+    for T in (65536, 262144, 1048576):
+        e.acc("bwd.pair", T, 0.5, run="h100")
+    ev = tmp_path / "ev.jsonl"
+    ev.write_text("\n".join(json.dumps(r) for r in e.records) + "\n")
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert run(capsys, "solve", "--arch", ARCH, "--evidence", str(ev), "--out", str(a), "--incumbent", "none")[0] == 0
+    assert load_table(a).lookup("bwd", 4096, "fp32", "plain", "det", 262144).program == routed
+    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    store = open_store(url)
+    try:
+        import_evidence(store, str(ev))
+    finally:
+        store.close()
+    assert run(capsys, "solve", "--arch", ARCH, "--db", url, "--out", str(b), "--incumbent", "none")[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+    # Naming the H200 changes nothing; the H100 timed nothing, so it cannot be named.
+    assert run(capsys, "solve", "--arch", ARCH, "--db", url, "--gpu", "NVIDIA H200", "--out", str(b), "--incumbent", "none")[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+    rc, _, err = run(capsys, "solve", "--arch", ARCH, "--db", url, "--gpu", "NVIDIA H100 80GB HBM3", "--out", str(b))
+    assert rc == 2 and "accepted: 'NVIDIA H200'" in err

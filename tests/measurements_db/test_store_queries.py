@@ -211,3 +211,65 @@ def test_choose_gpu_never_pools_two_models():
         with pytest.raises(aggregates.GpuChoiceError) as exc:
             aggregates.choose_gpu("sm_90a", counts, h100)
         assert exc.value.wanted == h100 and exc.value.counts == counts
+
+
+def test_evidence_runs_time_one_model_and_take_accuracy_from_cards_of_its_sm_count():
+    """Timing: the chosen model's runs. Accuracy: also every measured run of a card with an SM count the
+    chosen model timed with (dw is a function of the compiled program and its SM-sized grid); a card
+    of another SM count never qualifies anything, and accuracy-only runs never force a choice."""
+    R = aggregates.RunInfo
+    h200, h100, pcie = "NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe"
+    runs = [R("t200", "measured", h200, 132, True), R("a100", "measured", h100, 132, False),
+            R("a_pcie", "measured", pcie, 114, False), R("pub", "published", "B200", 148, True)]
+    assert aggregates.timing_gpus(runs) == {h200: 1}
+    t, a = aggregates.evidence_runs(runs, None)
+    assert t == {"t200", "a100", "a_pcie", "pub"} and a == {"t200", "a100", "pub"}
+    t, a = aggregates.evidence_runs(runs, h200)
+    assert t == {"t200"} and a == {"t200", "a100"}
+    # An H100 that timed too: a model to choose; either choice takes the other card's accuracy.
+    runs.append(R("t100", "measured", h100, 132, True))
+    assert aggregates.timing_gpus(runs) == {h200: 1, h100: 1}
+    assert aggregates.evidence_runs(runs, h200) == ({"t200"}, {"t200", "a100", "t100"})
+    assert aggregates.evidence_runs(runs, h100) == ({"a100", "t100"}, {"t200", "a100", "t100"})
+    assert aggregates.evidence_runs(runs, pcie) == ({"a_pcie"}, {"a_pcie"})  # nothing timed on it
+    # Nothing timed at all: every run's accuracy counts, as before any timing existed.
+    only_acc = [R("a1", "measured", h100, 132, False), R("a2", "measured", pcie, 114, False)]
+    assert aggregates.evidence_runs(only_acc, None) == ({"a1", "a2"}, {"a1", "a2"})
+
+
+@pytest.mark.parametrize("sm_count, counted", [(132, True), (114, False)])
+def test_store_takes_accuracy_of_an_accuracy_only_run_as_the_reference_does(tmp_path, sm_count, counted):
+    """An accuracy-only run on another card of the arch: the store and the reference aggregator read it
+    alike, with and without a named model, and it counts exactly when its SM count is the timed card's."""
+    from measurements_db.engine import open_store
+
+    def run(rid, gpu, sm):
+        return {"schema": "cake-evidence/1", "kind": "run", "run_id": rid, "source": "measured", "arch": "sm_90a",
+                "gpu": gpu, "sm_count": sm, "started": "2026-12-06T10:00:00Z"}
+
+    wl = {"arch": "sm_90a", "H": 256, "x_dtype": "bf16", "w_dtype": "bf16", "form": "heads_strided"}
+    prog = {"schema": "cake-evidence/1", "kind": "program", "name": "bwd.p", "op": "bwd", "deterministic": True,
+            "family": "twosum_pair", "runnable": True, "fingerprint": "x"}
+    timing = [{"schema": "cake-evidence/1", "kind": "timing", "run_id": "h200", "program": "bwd.p", "op": "bwd",
+               "T": 262144, **wl, "session": f"s{k}", "round": 0, "position": 0, "copy": 0, "timer": "cupti",
+               "l2": "cold", "samples_us": [2600.0 + k]} for k in range(2)]
+    acc = [{"schema": "cake-evidence/1", "kind": "accuracy", "run_id": rid, "program": "bwd.p", "T": 262144, **wl,
+            "family": fam, "inputs": n, "dw_err_over_tol_max": w, "dw_err_over_tol_median": 0.01,
+            "eager_err_over_tol_max": 5.0, "eager_err_over_tol_median": 0.05, "dx_err_over_tol_max": 0.3,
+            "rstd_rel_l2": 1e-8, "rstd_form": "forward"}
+           for rid, n, w in (("h200", 4, 0.2), ("h100", 120, 0.3)) for fam in aggregates.FAMILIES]
+    recs = [run("h200", "NVIDIA H200", 132), run("h100", "NVIDIA H100", sm_count), prog] + timing + acc
+    st = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    try:
+        import_evidence(st, recs, name="mixed")
+        assert queries.measured_gpus(st, "sm_90a") == {"NVIDIA H200": 1}
+        for gpu in (None, "NVIDIA H200"):
+            got = queries.workload_evidence(st, "sm_90a", gpu)
+            assert got == aggregates.aggregate_records(recs, {"sm_90a": gpu})
+            (ev,) = got.values()
+            fams = ev.accuracy[("bwd.p", 262144)].families
+            assert {f.inputs for f in fams.values()} == ({120} if counted else {4})
+            assert {f.worst for f in fams.values()} == ({0.3} if counted else {0.2})
+            assert ev.timing[("bwd.p", "bwd", 262144)].run_ids == ("h200",)
+    finally:
+        st.close()
