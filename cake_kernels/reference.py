@@ -65,9 +65,13 @@ def eager_fp32_dw(g, x, rstd) -> torch.Tensor:
 
     Same values as `(g.float() * (x.float() * rstd[:, None])).sum(0)`: the products are formed in
     place in one FP32 buffer (elementwise IEEE operations, so identical), then the same torch
-    reduction runs; this keeps [1M, 8192] inputs inside the GPU's memory.
+    reduction runs; this keeps [1M, 8192] inputs inside the GPU's memory. The FP32 buffer is filled
+    from x directly: `as_rows(x)` of a strided head view would first copy x in BF16 (T x 24 x 256 x 2
+    bytes, 12 GiB at T 1M, which an 80 GB H100 did not have beside the FP32 buffer).
     """
-    a = as_rows(x).float()
+    a = torch.empty(x.shape, dtype=torch.float32, device=x.device)
+    a.copy_(x)
+    a = as_rows(a)
     a.mul_(rstd.reshape(-1, 1).float())
     a.mul_(as_rows(g))
     return a.sum(0)
