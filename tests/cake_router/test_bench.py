@@ -78,14 +78,12 @@ def test_untrusted_window_compares_what_the_runtime_runs(tmp_path):
     assert r.routed_in_budget is False  # no accuracy evidence: not qualified
 
 
-def test_bench_cli_takes_copy_bandwidth_from_the_runs(tmp_path, capsys):
+def _bench_json(tmp_path, capsys, recs) -> dict:
+    """`bench --json` over a store holding ``recs``, with a table routing `bwd.pair.p2x.w8`."""
     import json
 
     from cake_router.cli import main
 
-    run2 = dict(RUN, run_id="r2", copy_TBps=4.1)
-    recs = [dict(RUN, copy_TBps=4.0), run2, prog("bwd.pair.p2x.w8", "pair")]
-    recs += [timing("bwd.pair.p2x.w8", "bwd", 65536, 100.0), dict(timing("bwd.pair.p2x.w8", "bwd", 65536, 100.0), run_id="r2")]
     ev = tmp_path / "ev.jsonl"
     ev.write_text("".join(json.dumps(r) + "\n" for r in recs))
     db = f"sqlite:///{tmp_path / 'store.sqlite'}"
@@ -94,7 +92,14 @@ def test_bench_cli_takes_copy_bandwidth_from_the_runs(tmp_path, capsys):
     capsys.readouterr()
     assert main(["bench", "--arch", "sm_90a", "--db", db, "--table", str(tmp_path / "t.json"),
                  "--out-dir", str(tmp_path / "out"), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_bench_cli_takes_copy_bandwidth_from_the_runs(tmp_path, capsys):
+    run2 = dict(RUN, run_id="r2", copy_TBps=4.1)
+    recs = [dict(RUN, copy_TBps=4.0), run2, prog("bwd.pair.p2x.w8", "pair")]
+    recs += [timing("bwd.pair.p2x.w8", "bwd", 65536, 100.0), dict(timing("bwd.pair.p2x.w8", "bwd", 65536, 100.0), run_id="r2")]
+    out = _bench_json(tmp_path, capsys, recs)
     assert out["meta"]["copy_TBps"] == 4.0  # the slower of the two runs' own measurements
     (row,) = out["rows"]
     nbytes = 6 * 65536 * 1024 + 4 * 65536
@@ -374,22 +379,10 @@ def test_bench_cli_reads_bounds_and_warns_on_a_stale_note(tmp_path, capsys):
 def test_bench_takes_no_copy_bandwidth_from_an_accuracy_only_run(tmp_path, capsys):
     """An accuracy-only H100 run (`measure --accuracy-only`, 132 SMs like the H200) needs no --gpu, adds
     its accuracy, and is listed apart: its copy bandwidth is not the compared card's."""
-    import json
-
-    from cake_router.cli import main
-
     h100 = dict(RUN, run_id="r9", gpu="NVIDIA H100 80GB HBM3", copy_TBps=3.0)
     recs = [dict(RUN, copy_TBps=4.2), h100, prog("bwd.pair.p2x.w8", "pair")]
     recs += [timing("bwd.pair.p2x.w8", "bwd", 65536, 100.0)] + [dict(r, run_id="r9") for r in acc("bwd.pair.p2x.w8", 65536, 0.5)]
-    ev = tmp_path / "ev.jsonl"
-    ev.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    db = f"sqlite:///{tmp_path / 'store.sqlite'}"
-    assert main(["import", str(ev), "--db", db]) == 0
-    table(tmp_path, "bwd.pair.p2x.w8")
-    capsys.readouterr()
-    assert main(["bench", "--arch", "sm_90a", "--db", db, "--table", str(tmp_path / "t.json"),
-                 "--out-dir", str(tmp_path / "out"), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = _bench_json(tmp_path, capsys, recs)
     assert out["meta"]["copy_TBps"] == 4.2 and [r["run_id"] for r in out["meta"]["runs"]] == ["r1"]
     assert [(r["run_id"], r["sm_count"]) for r in out["meta"]["accuracy_only_runs"]] == [("r9", 132)]
     (row,) = out["rows"]
