@@ -192,8 +192,8 @@ def choose_gpu(arch: str, counts: Mapping[str, int], wanted: str | None) -> str 
     """The GPU model whose timing runs the evidence of ``arch`` is aggregated from (its accuracy runs:
     `evidence_runs`): ``wanted`` if it timed the arch, else the one model that did, or None (one model
     or none: every run). The route key's arch is shared by cards whose timings differ (sm_90a: H100
-    and H200), so timings of several models are never pooled: GpuChoiceError when several measured it and none is named, or when ``wanted`` is not
-    one of them. The CLI (`--gpu`) and the service (`?gpu=`) both follow this rule."""
+    and H200), so timings of several models are never pooled: GpuChoiceError when several timed it
+    and none is named, or when ``wanted`` is not one of them. The CLI (`--gpu`) and the service (`?gpu=`) both follow this rule."""
     if wanted is not None:
         if wanted not in counts:
             raise GpuChoiceError(arch, counts, wanted)
@@ -232,21 +232,22 @@ def evidence_runs(runs: Iterable[RunInfo], gpu: str | None) -> tuple[frozenset[s
     H100 and H200 copy 3.0 and 4.2 TB/s.
 
     Accuracy: the published runs among the timing runs, and every measured run with an SM count that
-    the chosen model's measured timing runs have (the timing runs when nothing was timed). ROUTING-POLICY keys an accuracy point by arch, not by card, and a
-    program's dw is a function of its compiled code (the arch and its fingerprint) and its launch
+    the chosen model's measured timing runs have (the timing runs when nothing was timed).
+    ROUTING-POLICY keys an accuracy point by arch, not by card, and a program's dw is a function of its compiled code (the arch and its fingerprint) and its launch
     grid, which the runner sizes from the SM count, as the seeded input generator's CUDA kernels size
     theirs; so two cards of one arch and SM count compute the same dw for the same input. Measured:
     201 aggregates (13 programs, 22 workloads) on an H100 80GB HBM3 and an H200 (132 SMs each)
     differ by at most 9e-10 relative in worst err/tol, the rounding of the FP64 reference
-    (`scripts/accuracy_across_cards.py`, bench/results/cpu-2026-12-06-session28). A card with another SM count (an H100 PCIe has 114) reduces in
-    another order and qualifies nothing here.
+    (`scripts/accuracy_across_cards.py`, bench/results/cpu-2026-12-06-session28). A card with
+    another SM count (an H100 PCIe has 114) reduces in another order and qualifies nothing here.
     """
     runs = list(runs)
     timing = frozenset(r.run_id for r in runs if gpu is None or r.gpu == gpu)
     sms = {r.sm_count for r in runs if r.run_id in timing and r.source == "measured" and r.timed}
     if not sms:
         return timing, timing  # nothing timed on a card: no SM count to match
-    accuracy = frozenset(r.run_id for r in runs if (r.sm_count in sms if r.source == "measured" else r.run_id in timing))
+    accuracy = frozenset(r.run_id for r in runs
+                         if (r.sm_count in sms if r.source == "measured" else r.run_id in timing))
     return timing, accuracy
 
 
@@ -320,12 +321,16 @@ def describing(a: ProgramInfo | None, b: ProgramInfo) -> ProgramInfo:
     return b if (b.fingerprint, b.description or "", b.op, b.family) > (a.fingerprint, a.description or "", a.op, a.family) else a
 
 
-def run_infos(records: Iterable[Mapping]) -> list[RunInfo]:
-    """`RunInfo` of every `run` record among ``records`` (timed: some timing record names the run)."""
+def run_infos_by_arch(records: Iterable[Mapping]) -> dict[str, list[RunInfo]]:
+    """arch -> `RunInfo` of every `run` record of it among ``records`` (timed: some timing record
+    names the run)."""
     records = list(records)
     timed = {r["run_id"] for r in records if r.get("kind") == "timing"}
-    return [RunInfo(r["run_id"], r["source"], r.get("gpu"), r.get("sm_count"), r["run_id"] in timed)
-            for r in records if r.get("kind") == "run"]
+    out: dict[str, list[RunInfo]] = defaultdict(list)
+    for r in records:
+        if r.get("kind") == "run":
+            out[r["arch"]].append(RunInfo(r["run_id"], r["source"], r.get("gpu"), r.get("sm_count"), r["run_id"] in timed))
+    return dict(out)
 
 
 def aggregate_records(records: Iterable[Mapping], gpus: Mapping[str, str | None] | None = None
@@ -339,14 +344,9 @@ def aggregate_records(records: Iterable[Mapping], gpus: Mapping[str, str | None]
     function is also what the solver's unit tests feed synthetic evidence through.
     """
     records = list(records)
-    infos = run_infos(records)
-    by_arch: dict[str, list[RunInfo]] = defaultdict(list)
-    arch_of_run = {r["run_id"]: r["arch"] for r in records if r.get("kind") == "run"}
-    for info in infos:
-        by_arch[arch_of_run[info.run_id]].append(info)
     drop_timing: set[str] = set()
     drop_accuracy: set[str] = set()
-    for arch, arch_runs in by_arch.items():
+    for arch, arch_runs in run_infos_by_arch(records).items():
         t_ids, a_ids = evidence_runs(arch_runs, (gpus or {}).get(arch))
         drop_timing |= {r.run_id for r in arch_runs} - t_ids
         drop_accuracy |= {r.run_id for r in arch_runs} - a_ids
@@ -355,7 +355,8 @@ def aggregate_records(records: Iterable[Mapping], gpus: Mapping[str, str | None]
     timing_recs: list[Mapping] = []
     acc_recs: list[Mapping] = []
     for rec in records:
-        if rec.get("run_id") in (drop_timing if rec["kind"] == "timing" else drop_accuracy if rec["kind"] == "accuracy" else ()):
+        dropped = drop_timing if rec["kind"] == "timing" else drop_accuracy if rec["kind"] == "accuracy" else ()
+        if rec.get("run_id") in dropped:
             continue
         kind = rec["kind"]
         if kind == "run":

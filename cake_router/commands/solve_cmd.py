@@ -58,15 +58,12 @@ def load_workloads(args: argparse.Namespace, arch: str | None) -> dict[str, list
     """arch -> WorkloadEvidence list, from --evidence files or the store (all arches when arch is None):
     timing of one GPU model per arch (`pick_gpu`: --gpu, refused where two models timed it), accuracy
     also of cards with that model's SM count (`measurements_db.aggregates.evidence_runs`)."""
-    from measurements_db.aggregates import aggregate_records, run_infos, timing_gpus
+    from measurements_db.aggregates import aggregate_records, run_infos_by_arch, timing_gpus
 
     wanted_gpu = getattr(args, "gpu", None)
     if getattr(args, "evidence", None):
         records = read_evidence_files(args.evidence)
-        infos_by_arch: dict[str, list] = {}
-        arch_of_run = {r["run_id"]: r["arch"] for r in records if r.get("kind") == "run"}
-        for info in run_infos(records):
-            infos_by_arch.setdefault(arch_of_run[info.run_id], []).append(info)
+        infos_by_arch = run_infos_by_arch(records)
         # One GPU model's timing per arch; accuracy also from cards of its SM count (`evidence_runs`).
         chosen = {a: pick_gpu(a, timing_gpus(infos_by_arch.get(a, [])), wanted_gpu)
                   for a in ([arch] if arch is not None else sorted(infos_by_arch))}
