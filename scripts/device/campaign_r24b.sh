@@ -12,6 +12,6 @@ export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 PREFIX=r24b; . scripts/device/campaign_begin.sh ${1:-540}
 A="--sessions 1 --accuracy-only --inputs-per-family 120 --peers none --ops bwd --wave-units 1"
 P2=bwd.twosum_pair.p16x.r2.w1.fw.pf.wr
-run q-hs-1m --H 256 --forms heads_strided --w-dtypes bf16 --T 1048576 --programs $P2.xs.wc.sr,$P2.xs.sr $A
+run q-hs-1m --H 256 --forms heads_strided --w-dtypes bf16 --T 1048576 --programs $P2.xs.wc.sr $A
 nvidia-smi --query-gpu=memory.used,memory.total --format=csv
 campaign_end
