@@ -60,14 +60,24 @@ def _step_fwd(row) -> str | None:
     return (row[11] or {}).get("step_fwd")
 
 
+def _run_rows(conn) -> list:
+    """(pk, run_id, source, started, arch, gpu, sm_count, timed) of every run: one read of the run
+    table, and of which runs hold timing (what the GPU-model rule needs)."""
+    rt, tt = Run.__table__, TimingBlock.__table__
+    timed = {pk for (pk,) in conn.execute(select(tt.c.run_pk).distinct())}
+    rows = conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source, rt.c.started, rt.c.arch, rt.c.gpu, rt.c.sm_count)).all()
+    return [(*r, r[0] in timed) for r in rows]
+
+
+def _infos(run_rows: list, arch: str) -> list[RunInfo]:
+    return [RunInfo(run_id, source, gpu, sm, timed)
+            for _, run_id, source, _, a, gpu, sm, timed in run_rows if a == arch]
+
+
 def run_infos(store: Store, arch: str) -> list[RunInfo]:
     """What the GPU-model rule (`aggregates.evidence_runs`) reads of every run of ``arch``."""
-    rt, tt = Run.__table__, TimingBlock.__table__
     with store.read() as conn:
-        timed = {pk for (pk,) in conn.execute(select(tt.c.run_pk).distinct())}
-        rows = conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source, rt.c.gpu, rt.c.sm_count)
-                            .where(rt.c.arch == arch)).all()
-    return [RunInfo(run_id, source, gpu, sm, pk in timed) for pk, run_id, source, gpu, sm in rows]
+        return _infos(_run_rows(conn), arch)
 
 
 def measured_gpus(store: Store, arch: str) -> dict[str, int]:
@@ -80,18 +90,16 @@ def workload_evidence(store: Store, arch: str, gpu: str | None = None) -> dict[W
     """Aggregates of every workload of ``arch`` (equal to `aggregates.aggregate_records`); with
     ``gpu``, timing of the runs on that GPU model only, and accuracy of the runs
     `aggregates.evidence_runs` adds (measured on a card of the same SM count)."""
-    wt, tt, rt = Workload.__table__, TimingBlock.__table__, Run.__table__
-    infos = run_infos(store, arch)
-    timing_ids, accuracy_ids = evidence_runs(infos, gpu)
-    arch_ids = {i.run_id for i in infos}
+    wt, tt = Workload.__table__, TimingBlock.__table__
     with store.read() as conn:
-        run_rows = conn.execute(select(rt.c.id, rt.c.run_id, rt.c.source, rt.c.started, rt.c.gpu)).all()
+        run_rows = _run_rows(conn)
+        timing_ids, accuracy_ids = evidence_runs(_infos(run_rows, arch), gpu)
         # Runs of other arches never hold this arch's workloads; only this arch's runs are chosen among.
-        t_pks = [r[0] for r in run_rows if r[1] in timing_ids or r[1] not in arch_ids]
-        a_pks = [r[0] for r in run_rows if r[1] in accuracy_ids or r[1] not in arch_ids]
+        t_pks = [r[0] for r in run_rows if r[1] in timing_ids or r[4] != arch]
+        a_pks = [r[0] for r in run_rows if r[1] in accuracy_ids or r[4] != arch]
         t_all, a_all = len(t_pks) == len(run_rows), len(a_pks) == len(run_rows)
-        runs = {pk: (run_id, source) for pk, run_id, source, _, _ in run_rows}
-        started = {pk: st for pk, _, _, st, _ in run_rows}
+        runs = {r[0]: (r[1], r[2]) for r in run_rows}
+        started = {r[0]: r[3] for r in run_rows}
         wls = {i: WorkloadKey(a, h, x, w, f) for i, a, h, x, w, f in conn.execute(
             select(wt.c.id, wt.c.arch, wt.c.h, wt.c.x_dtype, wt.c.w_dtype, wt.c.form).where(wt.c.arch == arch))}
         if not wls:

@@ -43,8 +43,8 @@ def cmd_bench(args) -> int:
     from cake_router.tables import load_any_table
     from measurements_db.engine import StoreError, open_store
     from cake_router.commands.solve_cmd import pick_gpu
-    from measurements_db.aggregates import evidence_runs
-    from measurements_db.queries import arches, measured_gpus, run_infos, runs, workload_evidence
+    from measurements_db.aggregates import evidence_runs, timing_gpus
+    from measurements_db.queries import arches, run_infos, runs, workload_evidence
 
     try:
         table = load_table(args.table) if args.table else load_any_table(args.arch)
@@ -80,14 +80,15 @@ def cmd_bench(args) -> int:
             raise CliError(f"--bounds {bounds_path}: not JSON ({exc})") from None
         except bench.BoundsError as exc:
             raise CliError(f"--bounds {exc}") from None
-    gpu = pick_gpu(args.arch, measured_gpus(store, args.arch), args.gpu)
+    infos = run_infos(store, args.arch)
+    gpu = pick_gpu(args.arch, timing_gpus(infos), args.gpu)
     ev = workload_evidence(store, args.arch, gpu)
     # The compared runs: those that timed (of the chosen model). Accuracy-only runs (`measure
     # --accuracy-only`, possibly on another card of the arch and SM count) are listed apart: their
     # copy bandwidth is not the compared card's.
     all_runs = runs(store, args.arch)
     run_list = [r for r in all_runs if r["timing_blocks"] and (gpu is None or r.get("gpu") == gpu)]
-    _, accuracy_ids = evidence_runs(run_infos(store, args.arch), gpu)
+    _, accuracy_ids = evidence_runs(infos, gpu)
     accuracy_only = [r for r in all_runs if not r["timing_blocks"] and r.get("source") == "measured"
                      and r["run_id"] in accuracy_ids]
     copy_TBps = args.copy_TBps
