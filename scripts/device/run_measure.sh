@@ -1,9 +1,11 @@
 # Sourced by the device campaign scripts (from round 4 on): `run NAME ARGS...` runs one
 # `cake_router measure` into $W/NAME inside the time left before $END (skipped under $MIN_LEFT
 # seconds), logs to $W/NAME.log and gzips its evidence to $W/$PREFIX-NAME.jsonl.gz.
-# Needs W, END and PREFIX set; a name starting with q is skipped when OK=0 (the oracle check failed).
+# Needs W, END and PREFIX set; a name starting with q is skipped when OK=0 (the oracle check failed);
+# a name listed in $SKIP (comma-separated) is skipped (another script of the same call ran it).
 run() {
   local name=$1; shift
+  case ",${SKIP:-}," in *",$name,"*) echo "$name: skipped (SKIP)"; return ;; esac
   [ "${OK:-1}" = 0 ] && [ "${name:0:1}" = q ] && { echo "$name: skipped (fused oracle check failed)"; return; }
   local left=$(( END - $(date +%s) - 10 ))
   [ $left -lt ${MIN_LEFT:-30} ] && { echo "$name: skipped (no time left)"; return; }

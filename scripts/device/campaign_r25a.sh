@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# H200 round 25a (session 29): the two units of the queue that can each turn a target row.
+# 1. fl-fwd-1m (from campaign_r22a.sh): the `.fl` forwards at contiguous heads T 1M, the forward peer
+#    target's binding row (FP32: the routed `r4.w2.c512.hs` 1,048 us against torch.compile's 1,024;
+#    at T 262144 `.fl` took that row from 265 to 251 us; never timed at T 1M).
+# 2. pwr-4k-8192 (from campaign_r23a.sh): H 8192 at T 4096, the backward floor's binding row (BF16:
+#    routed 73.34 us against QuACK's 70.14, 0.956x; on an H100 `pair.p1x.w16.pf.op` took 76.05 us
+#    against the routed 90.83).
+# Timings from a card that is not an H200 are not the route table's: this script then stops.
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "GPU: $GPU"
+case "$GPU" in *H200*) ;; *) echo "not an H200: nothing measured"; exit 0 ;; esac
+PREFIX=r25a; . scripts/device/campaign_begin.sh ${1:-240}
+PW=bwd.pair.p2x.w8.pf.wr,bwd.pair.p2x.r2.w8.pf.wr,bwd.pair.p4x.r4.w4.pf.wr,bwd.pair.p2x.w8.pf.wr.sp,bwd.pair.p1x.w16.pf.wr,bwd.pair.p1x.w16.pf.wr.sp,bwd.pair.p2x.w8.pf.op,bwd.pair.p2x.r2.w8.pf.op,bwd.pair.p1x.w16.pf.op,bwd.twosum_pair.p2x.w4.fw.pf.op,bwd.twosum_pair.p1x.w16.fw.pf.op
+run pwr-4k-8192 --H 8192 --forms plain --w-dtypes fp32,bf16 --T 4096 --ops bwd --programs routed,$PW --peers none \
+  --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120 --wave-units 4
+run fl-fwd-1m --forms heads_contiguous --w-dtypes fp32,bf16 --T 1048576 --ops fwd \
+  --programs routed,fwd.row.r4.w2.c512.hs.fl,fwd.row.r8.w4.c256.hs.fl,fwd.row.r8.w4.c512.hs.fl --peers peer.torch_compile.default \
+  --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 2
+campaign_end
