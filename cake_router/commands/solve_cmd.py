@@ -54,16 +54,20 @@ def pick_gpu(arch: str, counts: dict[str, int], wanted: str | None) -> str | Non
                          f"is solved from one: pass --gpu with one of them") from None
 
 
-def load_workloads(args: argparse.Namespace, arch: str | None) -> dict[str, list]:
+def load_workloads(args: argparse.Namespace, arch: str | None, run_infos: dict | None = None) -> dict[str, list]:
     """arch -> WorkloadEvidence list, from --evidence files or the store (all arches when arch is None):
     timing of one GPU model per arch (`pick_gpu`: --gpu, refused where two models timed it), accuracy
-    also of cards with that model's SM count (`measurements_db.aggregates.evidence_runs`)."""
+    also of cards with that model's SM count (`measurements_db.aggregates.evidence_runs`).
+    ``run_infos``, when given, receives arch -> the `RunInfo` of every run of the arch (what names
+    the card behind a run id in `explain`)."""
     from measurements_db.aggregates import aggregate_records, run_infos_by_arch, timing_gpus
 
     wanted_gpu = getattr(args, "gpu", None)
     if getattr(args, "evidence", None):
         records = read_evidence_files(args.evidence)
         infos_by_arch = run_infos_by_arch(records)
+        if run_infos is not None:
+            run_infos.update(infos_by_arch)
         # One GPU model's timing per arch; accuracy also from cards of its SM count (`evidence_runs`).
         chosen = {a: pick_gpu(a, timing_gpus(infos_by_arch.get(a, [])), wanted_gpu)
                   for a in ([arch] if arch is not None else sorted(infos_by_arch))}
@@ -89,7 +93,10 @@ def load_workloads(args: argparse.Namespace, arch: str | None) -> dict[str, list
         wanted = [arch] if arch is not None else known
         out = {}
         for a in wanted:
-            evs = queries.workload_evidence(store, a, pick_gpu(a, queries.measured_gpus(store, a), wanted_gpu))
+            infos = queries.run_infos(store, a)
+            if run_infos is not None:
+                run_infos[a] = infos
+            evs = queries.workload_evidence(store, a, pick_gpu(a, timing_gpus(infos), wanted_gpu))
             evs = list(evs.values()) if isinstance(evs, Mapping) else list(evs)
             if not evs:
                 if arch is not None:
@@ -135,11 +142,11 @@ def _incumbent(args, arch: str):
     return table
 
 
-def _solve(args, arch: str):
+def _solve(args, arch: str, run_infos: dict | None = None):
     from cake_router.solver import solve_arch
 
     policy = _policy(args)
-    workloads = load_workloads(args, arch)[arch]
+    workloads = load_workloads(args, arch, run_infos)[arch]
     return solve_arch(arch, workloads, policy, _incumbent(args, arch))
 
 
@@ -234,13 +241,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
     mode = "any" if args.op == "fwd" else args.mode
     if args.op == "bwd" and mode not in ("det", "nondet"):
         raise _cli_error(f"--mode {mode!r}: a bwd key takes det or nondet")
-    sol = _solve(args, args.arch)
+    infos: dict = {}
+    sol = _solve(args, args.arch, infos)
     want = RouteKey(args.arch, args.op, args.H, args.w_dtype, args.form, mode)
     ks = next((k for k in sol.keys if k.key == want), None)
     if ks is None:
         have = sorted({f"{k.key.op} H={k.key.H} {k.key.w_dtype} {k.key.form} {k.key.mode}" for k in sol.keys})
         raise _cli_error(f"no route key {args.op} H={args.H} {args.w_dtype} {args.form} {mode} for {args.arch}; keys: {'; '.join(have)}")
     out = explain(ks, args.T)
+    # Accuracy may come from several cards of the arch (`evidence_runs`): name each run's card.
+    by_id = {r.run_id: r for r in infos.get(args.arch, [])}
+    used = sorted({rid for p in out["points"] for f in p["accuracy"] for rid in f["runs"] if rid in by_id})
+    out["runs"] = {rid: {"gpu": by_id[rid].gpu, "sm_count": by_id[rid].sm_count, "source": by_id[rid].source,
+                         "timed": by_id[rid].timed} for rid in used}
     shipped = list_tables().get(args.arch)
     if shipped is not None:
         from cake_kernels.routes.table import RouteTableError, load_table
@@ -275,9 +288,20 @@ def cmd_explain(args: argparse.Namespace) -> int:
             t = _table(f"accuracy of {w['program']} at T={p['T']}", ("family", "inputs", "worst", "median", "eager worst", "eager median", "source", "runs"))
             for f in p["accuracy"]:
                 t.add_row(f["family"], str(f["inputs"]), *[("-" if f[k] is None else f"{f[k]:.4g}") for k in ("worst", "median", "eager_worst", "eager_median")],
-                          f["source"], ", ".join(r or "?" for r in f["runs"]))
+                          f["source"], ", ".join(_run_text(r, out["runs"]) for r in f["runs"]))
             con.print(t)
     return 0
+
+
+def _run_text(run_id: str | None, runs: dict) -> str:
+    """A run id with its card, e.g. `r24a-... (NVIDIA H100 80GB HBM3, 132 SMs, accuracy only)`."""
+    r = runs.get(run_id) if run_id else None
+    if r is None:
+        return run_id or "?"
+    what = [r["gpu"] or "unknown GPU"] + ([f"{r['sm_count']} SMs"] if r["sm_count"] else [])
+    if r["source"] == "measured" and not r["timed"]:
+        what.append("accuracy only")
+    return f"{run_id} ({', '.join(what)})"
 
 
 # ---- report --------------------------------------------------------------------------------

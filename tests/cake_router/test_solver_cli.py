@@ -235,7 +235,7 @@ def test_runs_of_two_gpu_models_are_never_pooled(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("sm_count, routed", [(132, "bwd.pair"), (114, "bwd.twosum")])
-def test_an_accuracy_only_run_qualifies_points_on_a_card_of_the_same_sm_count(tmp_path, capsys, sm_count, routed):
+def test_an_accuracy_only_run_qualifies_points_on_a_card_of_the_same_sm_count(tmp_path, capsys, monkeypatch, sm_count, routed):
     """H200 timing of a faster program with too few accuracy inputs, and an accuracy-only run (`measure
     --accuracy-only`) of it on an H100: no model has to be named (the H100 timed nothing), and the
     point qualifies, so the faster program is routed, exactly when the H100 has the H200's SM count."""
@@ -270,3 +270,20 @@ def test_an_accuracy_only_run_qualifies_points_on_a_card_of_the_same_sm_count(tm
     assert a.read_bytes() == b.read_bytes()
     rc, _, err = run(capsys, "solve", "--arch", ARCH, "--db", url, "--gpu", "NVIDIA H100 80GB HBM3", "--out", str(b))
     assert rc == 2 and "accepted: 'NVIDIA H200'" in err
+    # explain names the card behind each run whose accuracy it shows, from files and the store alike
+    want = "h100 (NVIDIA H100 80GB HBM3, 132 SMs, accuracy only)"
+    monkeypatch.setenv("COLUMNS", "250")  # rich folds cells to the terminal's width
+    for src in (["--evidence", str(ev)], ["--db", url]):
+        argv = ["explain", "--arch", ARCH, "--op", "bwd", "--H", "4096", "--T", "262144", "--w-dtype", "fp32",
+                "--form", "plain", "--mode", "det", "--incumbent", "none", *src]
+        rc, out, _ = run(capsys, *argv, "--json")
+        d = json.loads(out)
+        assert rc == 0 and d["window"]["program"] == routed
+        p = next(p for p in d["points"] if p["T"] == 262144)
+        if sm_count == 132:
+            assert all("h100" in f["runs"] for f in p["accuracy"])
+            assert d["runs"]["h100"] == {"gpu": "NVIDIA H100 80GB HBM3", "sm_count": 132, "source": "measured", "timed": False}
+            rc, out, _ = run(capsys, *argv)
+            assert rc == 0 and want in out
+        else:  # the 114-SM card's accuracy is not read: explain names no run of it
+            assert "h100" not in d["runs"] and all("h100" not in f["runs"] for f in p["accuracy"])
