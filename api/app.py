@@ -448,7 +448,7 @@ def create_app(store_url: str | None = None, tables: Mapping[str, Any] | None = 
             evidence = [V.window_evidence(view, i) for i in range(len(view["windows"]))]
             return {"view": view, "figs": figs, "colors": colors, "evidence": evidence,
                     "tables": src.table_ids_for(arch), "key_label": V.key_label(view["key"]), "gpu": gpu,
-                    "gpus": src.gpus(arch)}
+                    "gpus": src.gpus(arch), "run_cards": V.run_cards(src.runs(arch))}
 
         return page(request, src, "key.html", build, (arch, op, H, w_dtype, form, mode, table, gpu))
 

@@ -75,6 +75,18 @@ def timing_points(ev: WorkloadEvidence | None, op: str, policy) -> list[dict]:
     return out
 
 
+def run_cards(runs: Iterable[dict]) -> dict[str, str]:
+    """run id -> the card it ran on, e.g. "NVIDIA H100 80GB HBM3, 132 SMs, accuracy only": the accuracy
+    of an arch's point may come from several cards of its SM count (`aggregates.evidence_runs`)."""
+    out = {}
+    for r in runs:
+        what = [r.get("gpu") or "unknown GPU"] + ([f"{r['sm_count']} SMs"] if r.get("sm_count") else [])
+        if r.get("source") == "measured" and not r.get("timing_blocks") and r.get("accuracy_records"):
+            what.append("accuracy only")
+        out[r["run_id"]] = ", ".join(what)
+    return out
+
+
 def accuracy_point(acc: AccuracyAggregate, op: str, w_dtype: str, policy) -> dict:
     fams = []
     for fam in FAMILIES:

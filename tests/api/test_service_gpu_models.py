@@ -107,3 +107,29 @@ def test_solved_table_is_solved_from_one_model(two_models):
     # the runtime table's strips need no evidence: the arch page opens without a model
     assert c.get(f"/api/arch/{ARCH}").status_code == 200
     assert c.get("/api/diff", params={"old": f"runtime:{ARCH}", "new": f"solved:{ARCH}", "gpu": GPU_B}).status_code == 200
+
+
+def test_key_page_names_the_card_behind_each_accuracy_run(two_models):
+    """Both models have the fixture's SM count, so either one's accuracy qualifies the other's points
+    (`aggregates.evidence_runs`): the accuracy table lists the runs of both, each with its card."""
+    c, records = two_models
+    runs = {r["run_id"]: r for r in records if r["kind"] == "run"}
+    acc_runs = {r["run_id"] for r in records if r["kind"] == "accuracy"}
+    assert acc_runs and len({r["sm_count"] for r in runs.values()}) == 1
+    page = c.get(f"/key/{KEY}", params={"gpu": GPU_B}).text
+    assert "runs (card)" in page
+    for rid in sorted(acc_runs):
+        sms = runs[rid]["sm_count"]
+        assert f">{rid}</a> ({GPU_A}, {sms} SMs)" in page  # the other model's run, read for accuracy
+        assert f">{rid}-b</a> ({GPU_B}, {sms} SMs)" in page
+
+
+def test_run_cards_marks_accuracy_only_runs():
+    from api.views import run_cards
+
+    cards = run_cards([
+        {"run_id": "t", "source": "measured", "gpu": "NVIDIA H200", "sm_count": 132, "timing_blocks": 5, "accuracy_records": 3},
+        {"run_id": "a", "source": "measured", "gpu": "NVIDIA H100 80GB HBM3", "sm_count": 132, "timing_blocks": 0, "accuracy_records": 9},
+        {"run_id": "p", "source": "published", "gpu": None, "sm_count": None, "timing_blocks": 0, "accuracy_records": 2},
+    ])
+    assert cards == {"t": "NVIDIA H200, 132 SMs", "a": "NVIDIA H100 80GB HBM3, 132 SMs, accuracy only", "p": "unknown GPU"}
