@@ -121,11 +121,19 @@ def prepare_program(name: str, inp, wl: Workload, fwd_for_step: str, out: Shared
     prep.ops["bwd"] = bwd
     prep.ops["2xfwd+bwd"] = step
 
+    prep.dw_for_accuracy = program_dw_for_accuracy(name)
+    return prep
+
+
+def program_dw_for_accuracy(name: str) -> Callable:
+    """The accuracy pass's (inp, xn, rstd) -> (dx, dw FP32) of one of this package's backward programs:
+    it holds nothing of a timing input (the runner allocates dx, dw and the workspace per call)."""
+    prog = registry.get(name)
+
     def acc(inp2, xn2, rstd2):
         return runner.backward(prog, inp2.g, xn2, inp2.w, rstd2, inp2.g_h_new)
 
-    prep.dw_for_accuracy = acc
-    return prep
+    return acc
 
 
 # --------------------------------------------------------------------------------------------

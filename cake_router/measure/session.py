@@ -38,18 +38,19 @@ def _time_unit(doc, unit, s, session, base, failures, device):
     from cake_kernels.inputs import make_inputs
     from cake_router.measure import campaign, impls, protocol
 
+    names = campaign.unit_programs(doc, unit)
+    runnable = [n for n in names if registry.get(n).supports(unit.H, unit.form, unit.w_dtype)
+                and not (registry.get(n).family == "column_task" and unit.T > campaign.COLUMN_TASK_MAX_T)]
+    if doc.get("accuracy_only") and not doc["peers"]:
+        # `measure --accuracy-only` of this package's programs: their dw functions need no timing
+        # input, so none is allocated (at T 1M, strided heads, 0.5 GiB of x and g and the outputs).
+        return [], {n: impls.program_dw_for_accuracy(n) for n in runnable if registry.get(n).op == "bwd"}
     wl = impls.Workload(unit.H, unit.form, unit.w_dtype, unit.T)
     inp = make_inputs("gaussian", unit.T, unit.H, unit.w_dtype, unit.form, seed=12345, device=device)
     shared = impls.SharedOutputs.for_inputs(inp)
     step_fwd = campaign.step_forward(doc.get("fwd_for_step", "routed"), doc["arch"], unit.H, unit.form, unit.w_dtype, unit.T)
     preps = []
-    names = campaign.unit_programs(doc, unit)
-    for name in names:
-        prog = registry.get(name)
-        if not prog.supports(unit.H, unit.form, unit.w_dtype):
-            continue
-        if prog.family == "column_task" and unit.T > campaign.COLUMN_TASK_MAX_T:
-            continue
+    for name in runnable:
         try:
             preps.append(impls.prepare_program(name, inp, wl, step_fwd, shared))
         except Exception as exc:
@@ -62,7 +63,7 @@ def _time_unit(doc, unit, s, session, base, failures, device):
             torch.cuda.empty_cache()
     acc_fns = {p.name: p.dw_for_accuracy for p in preps if p.dw_for_accuracy is not None}
     if doc.get("accuracy_only"):
-        return [], acc_fns  # `measure --accuracy-only`: nothing captured, nothing timed
+        return [], acc_fns  # `measure --accuracy-only` with peers: prepared (peers compile on it), never timed
     pool = torch.cuda.graph_pool_handle()  # one pool: graphs replay one at a time, outputs are scratch
     entries = []
     for prep in preps:

@@ -141,10 +141,11 @@ def test_zero_large_T_inputs_means_timing_only_above_the_cut(monkeypatch):
     assert calls == [2]
 
 
-@pytest.mark.parametrize("accuracy_only", [True, False])
-def test_accuracy_only_prepares_the_programs_and_times_nothing(monkeypatch, accuracy_only):
-    """`measure --accuracy-only`: a unit prepares its programs (their dw functions feed the accuracy
-    pass) but captures and times nothing, so its run holds no timing record."""
+@pytest.mark.parametrize("accuracy_only, peers", [(True, []), (True, ["peer.eager"]), (False, [])])
+def test_accuracy_only_prepares_the_programs_and_times_nothing(monkeypatch, accuracy_only, peers):
+    """`measure --accuracy-only`: a unit captures and times nothing, so its run holds no timing record.
+    Without peers it allocates no timing input either: this package's programs' dw functions need
+    none (`impls.program_dw_for_accuracy`); a peer is prepared on one (it compiles for the shape)."""
     from types import SimpleNamespace
 
     import cake_kernels.inputs
@@ -153,10 +154,12 @@ def test_accuracy_only_prepares_the_programs_and_times_nothing(monkeypatch, accu
     def dw(*a):
         return None
 
-    monkeypatch.setattr(cake_kernels.inputs, "make_inputs", lambda *a, **k: object())
+    made = []
+    monkeypatch.setattr(cake_kernels.inputs, "make_inputs", lambda *a, **k: made.append(a) or object())
     monkeypatch.setattr(impls.SharedOutputs, "for_inputs", staticmethod(lambda inp: None))
     monkeypatch.setattr(campaign, "step_forward", lambda *a: "fwd.row.r1.w8")
     monkeypatch.setattr(impls, "prepare_program", lambda name, *a: SimpleNamespace(name=name, ops={"bwd": dw}, dw_for_accuracy=dw))
+    monkeypatch.setattr(impls, "prepare_peer", lambda name, *a: SimpleNamespace(name=name, ops={"bwd": dw}, dw_for_accuracy=dw))
 
     def capture(*a, **k):
         raise AssertionError("captured a graph")
@@ -164,15 +167,33 @@ def test_accuracy_only_prepares_the_programs_and_times_nothing(monkeypatch, accu
     monkeypatch.setattr(protocol, "capture", capture)
     monkeypatch.setattr(session.torch.cuda, "graph_pool_handle", lambda: None)
     monkeypatch.setattr(protocol, "time_entries", lambda entries, *a, **k: [])
-    doc = {"programs": ["bwd.pair.p2x.w8"], "peers": [], "ops": ["bwd"], "arch": "sm_90a", "replays": 8, "rounds": 2,
-           "accuracy_only": accuracy_only}
-    unit = campaign.Unit(256, "plain", "fp32", 4096)
+    # a forward and a column task past its T limit ride along: neither has an accuracy function
+    doc = {"programs": ["bwd.pair.p2x.w8", "fwd.row.r1.w8", "bwd.column_task.c32.w4"], "peers": peers, "ops": ["bwd"],
+           "arch": "sm_90a", "replays": 8, "rounds": 2, "accuracy_only": accuracy_only}
+    unit = campaign.Unit(256, "plain", "fp32", campaign.COLUMN_TASK_MAX_T * 2)
     failures = []
     records, fns = session._time_unit(doc, unit, 0, "s1", {}, failures, "cpu")
-    if accuracy_only:
-        assert records == [] and fns == {"bwd.pair.p2x.w8": dw} and failures == []
+    if accuracy_only and not peers:
+        assert records == [] and list(fns) == ["bwd.pair.p2x.w8"] and failures == [] and made == []
+        assert fns["bwd.pair.p2x.w8"].__qualname__.startswith("program_dw_for_accuracy")
+    elif accuracy_only:
+        assert records == [] and fns == {"bwd.pair.p2x.w8": dw, "fwd.row.r1.w8": dw, "peer.eager": dw} and len(made) == 1
     else:  # the timed path captures (here: the failure the patched capture raises)
-        assert [name for name, _ in failures] == ["bwd.pair.p2x.w8:bwd"]
+        assert [name for name, _ in failures] == ["bwd.pair.p2x.w8:bwd", "fwd.row.r1.w8:bwd"]
+
+
+def test_program_dw_for_accuracy_is_the_runners_backward():
+    """The accuracy function of a program run without a timing input equals the runner's own backward."""
+    from cake_kernels import runner
+    from cake_kernels.inputs import make_inputs
+    from cake_kernels.reference import reference_forward
+    from cake_router.measure import impls
+
+    inp = make_inputs("gaussian", 8, 64, "fp32", "plain", seed=3, device="cpu")
+    rstd = reference_forward(inp.x, inp.w, 1e-6, inp.residual)[1]
+    dx, dw = impls.program_dw_for_accuracy("bwd.twosum_pair.p2x.w8")(inp, inp.x, rstd)
+    dx0, dw0 = runner.backward("bwd.twosum_pair.p2x.w8", inp.g, inp.x, inp.w, rstd, inp.g_h_new)
+    assert torch.equal(dx, dx0) and torch.equal(dw, dw0)
 
 
 @pytest.mark.gpu
