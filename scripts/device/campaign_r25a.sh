@@ -6,6 +6,10 @@
 # 2. pwr-4k-8192 (from campaign_r23a.sh): H 8192 at T 4096, the backward floor's binding row (BF16:
 #    routed 73.34 us against QuACK's 70.14, 0.956x; on an H100 `pair.p1x.w16.pf.op` took 76.05 us
 #    against the routed 90.83).
+# 3. hc-r2: the two-row `.fl` programs at contiguous heads H 256, T 65536 and 262144, queued since
+#    round 19b and never run on the H200. At strided heads the two-row build took T 262144 from 68.3 %
+#    to 89.9 % of copy; the contiguous rows sit at 69.6-79.5 % with one row per warp (the copy target's
+#    next rows after strided T 1M).
 # Timings from a card that is not an H200 are not the route table's: this script then stops.
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
@@ -17,4 +21,8 @@ run pwr-4k-8192 --H 8192 --forms plain --w-dtypes fp32,bf16 --T 4096 --ops bwd -
 run fl-fwd-1m --forms heads_contiguous --w-dtypes fp32,bf16 --T 1048576 --ops fwd \
   --programs routed,fwd.row.r4.w2.c512.hs.fl,fwd.row.r8.w4.c256.hs.fl,fwd.row.r8.w4.c512.hs.fl --peers peer.torch_compile.default \
   --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 2
+B=bwd.twosum_pair
+run hc-r2 --forms heads_contiguous --w-dtypes bf16,fp32 --T 65536,262144 --ops bwd \
+  --programs routed,$B.p16x.r2.w1.fw.pf.wr.xs.sr.fl,$B.p16x.r2.w1.fw.pf.wr.xs.wc.sr.fl,$B.p12x.r2.w1.fw.pf.wr.xs.sr.fl \
+  --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120 --wave-units 2
 campaign_end
