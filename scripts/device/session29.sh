@@ -13,7 +13,7 @@ T0=$(date +%s); B=${1:-540}
 left() { echo $(( B - ($(date +%s) - T0) )); }
 case "$GPU" in
   *H200*)
-    bash scripts/device/campaign_r25a.sh $(( B * 3 / 5 ))
+    bash scripts/device/campaign_r25a.sh $(( B * 4 / 5 ))
     if [ $(left) -gt 240 ]; then
       P='fwd.row.r1.w1.hs$,fwd.row.r1.w1.hs.fs$,fwd.row.r1.w16.hs$,fwd.row.r1.w16.hs.fs$,fwd.row.r1.w4.wx$,fwd.row.r1.w16.wx$,fwd.row.r1.w16$,fwd.row.r1.w8.c2048.hs$,fwd.row.r1.w1.c256.hs$,fwd.row.r1.w8.hs$,fwd.row.r1.w4.hs$'
       PYTHONPATH=$PWD timeout 150 python3 scripts/device/small_fwd_probe.py --programs "$P" --iters 200 \
