@@ -6,8 +6,8 @@
 # 2. pwr-4k-8192 (from campaign_r23a.sh): H 8192 at T 4096, the backward floor's binding row (BF16:
 #    routed 73.34 us against QuACK's 70.14, 0.956x; on an H100 `pair.p1x.w16.pf.op` took 76.05 us
 #    against the routed 90.83).
-# 2b. fwd-c1: the one-chunk forwards (`r1.w16.c4096`, `.c8192`, whole row in registers) at FP32 T 16-256,
-#    H 4096-8192, where the forward T <= 256 rows are short (0.925-0.984x). They were timed there
+# 2b. fwd-c1, fwd-c1-16: the one-chunk forwards (`r1.w16.c4096`, `.c8192`, whole row in registers) at
+#    FP32 T 64 and 256 (H 4096, 6144, 8192) and T 16 (H 4096, 5120), where the forward T <= 256 rows are short (0.925-0.984x). They were timed there
 #    with a BF16 weight only: at H 4096 BF16 T 64 `c4096.hs` took 1.79 us against 2.02-2.14 for every
 #    other forward and torch.compile's 2.02 (same run); the FP32 row's best is 2.05 against 1.95.
 #    Peers in the same run (Liger from .whlG), so the comparison is side by side.
@@ -24,9 +24,10 @@ PW=bwd.pair.p2x.w8.pf.wr,bwd.pair.p2x.r2.w8.pf.wr,bwd.pair.p4x.r4.w4.pf.wr,bwd.p
 run pwr-4k-8192 --H 8192 --forms plain --w-dtypes fp32,bf16 --T 4096 --ops bwd --programs routed,$PW --peers none \
   --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120 --wave-units 4
 C1=fwd.row.r1.w16.c4096.hs,fwd.row.r1.w16.c8192.hs,fwd.row.r1.w16.c4096,fwd.row.r1.w16.c8192
-run fwd-c1 --H 4096,5120,6144,8192 --forms plain --w-dtypes fp32 --T 16,64,256 --ops fwd \
-  --programs routed,$C1,fwd.row.r1.w2.hs.fs,fwd.row.r1.w1.hs.fs --peers peer.torch_compile.default,peer.liger \
-  --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 6
+F="--forms plain --w-dtypes fp32 --ops fwd --programs routed,$C1,fwd.row.r1.w2.hs.fs,fwd.row.r1.w1.hs.fs
+  --peers peer.torch_compile.default,peer.liger --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0"
+run fwd-c1 --H 4096,6144,8192 --T 64,256 $F --wave-units 6
+run fwd-c1-16 --H 4096,5120 --T 16 $F --wave-units 2
 run fl-fwd-1m --forms heads_contiguous --w-dtypes fp32,bf16 --T 1048576 --ops fwd \
   --programs routed,fwd.row.r4.w2.c512.hs.fl,fwd.row.r8.w4.c256.hs.fl,fwd.row.r8.w4.c512.hs.fl --peers peer.torch_compile.default \
   --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 2
