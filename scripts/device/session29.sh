@@ -13,7 +13,8 @@ T0=$(date +%s); B=${1:-540}
 left() { echo $(( B - ($(date +%s) - T0) )); }
 case "$GPU" in
   *H200*)
-    bash scripts/device/campaign_r25a.sh $(( B * 3 / 5 ))
+    # a short call (under 400 s) goes to r25a alone
+    bash scripts/device/campaign_r25a.sh $([ $B -lt 400 ] && echo $B || echo $(( B * 3 / 5 )))
     # r24b's one unit takes about 160 s on the H200 (see the H100 branch)
     [ $(left) -ge 200 ] && bash scripts/device/campaign_r24b.sh $(left)
     if [ $(left) -gt 240 ]; then
