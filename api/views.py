@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from measurements_db.aggregates import FAMILIES, AccuracyAggregate, RouteKey, WorkloadEvidence, WorkloadKey
+from measurements_db.aggregates import FAMILIES, AccuracyAggregate, RouteKey, WorkloadEvidence, WorkloadKey, card_label
 
 LOUD_REASONS = ("no-eligible-program", "unverified")
 
@@ -78,13 +78,9 @@ def timing_points(ev: WorkloadEvidence | None, op: str, policy) -> list[dict]:
 def run_cards(runs: Iterable[dict]) -> dict[str, str]:
     """run id -> the card it ran on, e.g. "NVIDIA H100 80GB HBM3, 132 SMs, accuracy only": the accuracy
     of an arch's point may come from several cards of its SM count (`aggregates.evidence_runs`)."""
-    out = {}
-    for r in runs:
-        what = [r.get("gpu") or "unknown GPU"] + ([f"{r['sm_count']} SMs"] if r.get("sm_count") else [])
-        if r.get("source") == "measured" and not r.get("timing_blocks") and r.get("accuracy_records"):
-            what.append("accuracy only")
-        out[r["run_id"]] = ", ".join(what)
-    return out
+    return {r["run_id"]: card_label(r.get("gpu"), r.get("sm_count"), r.get("source") == "measured"
+                                    and not r.get("timing_blocks") and bool(r.get("accuracy_records")))
+            for r in runs}
 
 
 def accuracy_point(acc: AccuracyAggregate, op: str, w_dtype: str, policy) -> dict:

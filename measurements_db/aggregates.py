@@ -214,6 +214,14 @@ class RunInfo:
     timed: bool  # holds at least one timing record
 
 
+def card_label(gpu: str | None, sm_count: int | None, accuracy_only: bool = False) -> str:
+    """How `explain` and the dashboard name the card a run measured on, e.g.
+    "NVIDIA H100 80GB HBM3, 132 SMs, accuracy only" (an sm_90a point's accuracy may come from several
+    cards of its SM count: `evidence_runs`)."""
+    return ", ".join([gpu or "unknown GPU"] + ([f"{sm_count} SMs"] if sm_count else [])
+                     + (["accuracy only"] if accuracy_only else []))
+
+
 def timing_gpus(runs: Iterable[RunInfo]) -> dict[str, int]:
     """GPU model -> measured runs that hold timing: the models `choose_gpu` chooses among. A run that
     holds only accuracy (`measure --accuracy-only`) times nothing, so it never makes a choice needed."""

@@ -295,13 +295,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _run_text(run_id: str | None, runs: dict) -> str:
     """A run id with its card, e.g. `r24a-... (NVIDIA H100 80GB HBM3, 132 SMs, accuracy only)`."""
+    from measurements_db.aggregates import card_label
+
     r = runs.get(run_id) if run_id else None
     if r is None:
         return run_id or "?"
-    what = [r["gpu"] or "unknown GPU"] + ([f"{r['sm_count']} SMs"] if r["sm_count"] else [])
-    if r["source"] == "measured" and not r["timed"]:
-        what.append("accuracy only")
-    return f"{run_id} ({', '.join(what)})"
+    return f"{run_id} ({card_label(r['gpu'], r['sm_count'], r['source'] == 'measured' and not r['timed'])})"
 
 
 # ---- report --------------------------------------------------------------------------------
