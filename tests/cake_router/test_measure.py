@@ -182,6 +182,7 @@ def test_accuracy_only_prepares_the_programs_and_times_nothing(monkeypatch, accu
         assert [name for name, _ in failures] == ["bwd.pair.p2x.w8:bwd", "fwd.row.r1.w8:bwd"]
 
 
+@pytest.mark.interpreter
 def test_program_dw_for_accuracy_is_the_runners_backward():
     """The accuracy function of a program run without a timing input equals the runner's own backward."""
     from cake_kernels import runner
