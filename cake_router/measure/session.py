@@ -39,22 +39,22 @@ def _time_unit(doc, unit, s, session, base, failures, device):
     from cake_router.measure import campaign, impls, protocol
 
     names = campaign.unit_programs(doc, unit)
-    runnable = [n for n in names if registry.get(n).supports(unit.H, unit.form, unit.w_dtype)
-                and not (registry.get(n).family == "column_task" and unit.T > campaign.COLUMN_TASK_MAX_T)]
+    runnable = [p for p in map(registry.get, names) if p.supports(unit.H, unit.form, unit.w_dtype)
+                and not (p.family == "column_task" and unit.T > campaign.COLUMN_TASK_MAX_T)]
     if doc.get("accuracy_only") and not doc["peers"]:
         # `measure --accuracy-only` of this package's programs: their dw functions need no timing
         # input, so none is allocated (at T 1M, strided heads, 0.5 GiB of x and g and the outputs).
-        return [], {n: impls.program_dw_for_accuracy(n) for n in runnable if registry.get(n).op == "bwd"}
+        return [], {p.name: impls.program_dw_for_accuracy(p.name) for p in runnable if p.op == "bwd"}
     wl = impls.Workload(unit.H, unit.form, unit.w_dtype, unit.T)
     inp = make_inputs("gaussian", unit.T, unit.H, unit.w_dtype, unit.form, seed=12345, device=device)
     shared = impls.SharedOutputs.for_inputs(inp)
     step_fwd = campaign.step_forward(doc.get("fwd_for_step", "routed"), doc["arch"], unit.H, unit.form, unit.w_dtype, unit.T)
     preps = []
-    for name in runnable:
+    for prog in runnable:
         try:
-            preps.append(impls.prepare_program(name, inp, wl, step_fwd, shared))
+            preps.append(impls.prepare_program(prog.name, inp, wl, step_fwd, shared))
         except Exception as exc:
-            failures.append((name, exc))
+            failures.append((prog.name, exc))
     for name in doc["peers"]:
         try:
             preps.append(impls.prepare_peer(name, inp, wl))
