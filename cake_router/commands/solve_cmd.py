@@ -238,6 +238,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     if args.T < 1:
         raise _cli_error(f"--T {args.T}: T must be >= 1 (T = 0 never launches)")
+    if args.H < 1:
+        raise _cli_error(f"--H {args.H}: H must be >= 1")
     mode = "any" if args.op == "fwd" else args.mode
     if args.op == "bwd" and mode not in ("det", "nondet"):
         raise _cli_error(f"--mode {mode!r}: a bwd key takes det or nondet")
@@ -246,8 +248,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     want = RouteKey(args.arch, args.op, args.H, args.w_dtype, args.form, mode)
     ks = next((k for k in sol.keys if k.key == want), None)
     if ks is None:
-        have = sorted({f"{k.key.op} H={k.key.H} {k.key.w_dtype} {k.key.form} {k.key.mode}" for k in sol.keys})
-        raise _cli_error(f"no route key {args.op} H={args.H} {args.w_dtype} {args.form} {mode} for {args.arch}; keys: {'; '.join(have)}")
+        raise _cli_error(missing_key_message(want, [k.key for k in sol.keys]))
     out = explain(ks, args.T)
     # Accuracy may come from several cards of the arch (`evidence_runs`): name each run's card.
     by_id = {r.run_id: r for r in infos.get(args.arch, [])}
@@ -291,6 +292,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
                           f["source"], ", ".join(_run_text(r, out["runs"]) for r in f["runs"]))
             con.print(t)
     return 0
+
+
+def missing_key_message(want, keys) -> str:
+    """Why `explain` has no key ``want``, naming the nearest keys there are: the H values of keys
+    that differ from it only in H, and the weight dtypes and forms of its op and mode at its H."""
+    kind = f"{want.op} {want.w_dtype} {want.form} {want.mode}"
+    hs = sorted({k.H for k in keys if (k.op, k.w_dtype, k.form, k.mode) == (want.op, want.w_dtype, want.form, want.mode)})
+    msg = f"no route key {want.op} H={want.H} {want.w_dtype} {want.form} {want.mode} for {want.arch}; "
+    msg += f"{kind} keys have H {', '.join(map(str, hs))}" if hs else f"no {kind} key at any H"
+    at_h = sorted({f"{k.w_dtype} {k.form}" for k in keys if (k.op, k.H, k.mode) == (want.op, want.H, want.mode)})
+    if at_h:
+        msg += f"; {want.op} {want.mode} keys at H={want.H}: {', '.join(at_h)}"
+    return msg
 
 
 def _run_text(run_id: str | None, runs: dict) -> str:

@@ -119,7 +119,27 @@ def test_explain_unknown_key(tmp_path, capsys):
     ev = write_evidence(tmp_path / "ev.jsonl")
     rc, _, err = run(capsys, "explain", "--arch", ARCH, "--op", "bwd", "--H", "999", "--T", "5", "--w-dtype", "fp32",
                      "--form", "plain", "--mode", "det", "--evidence", ev)
-    assert rc == 2 and "H=4096" in err
+    assert rc == 2 and "no route key bwd H=999 fp32 plain det" in err and "bwd fp32 plain det keys have H 4096" in err
+    rc, _, err = run(capsys, "explain", "--arch", ARCH, "--op", "bwd", "--H", "4096", "--T", "5", "--w-dtype", "fp32",
+                     "--form", "residual", "--mode", "det", "--evidence", ev)
+    assert rc == 2 and "no bwd fp32 residual det key at any H" in err and "bwd det keys at H=4096: fp32 plain" in err
+    rc, _, err = run(capsys, "explain", "--arch", ARCH, "--op", "bwd", "--H", "0", "--T", "5", "--w-dtype", "fp32",
+                     "--form", "plain", "--mode", "det", "--evidence", ev)
+    assert rc == 2 and "--H 0: H must be >= 1" in err
+
+
+def test_missing_key_message_names_the_nearest_keys():
+    from measurements_db.aggregates import RouteKey
+
+    from cake_router.commands.solve_cmd import missing_key_message
+
+    keys = [RouteKey(ARCH, "fwd", H, w, "plain", "any") for H in (512, 4096) for w in ("bf16", "fp32")]
+    keys.append(RouteKey(ARCH, "fwd", 4096, "fp32", "residual", "any"))
+    keys.append(RouteKey(ARCH, "bwd", 6144, "fp32", "residual", "det"))
+    msg = missing_key_message(RouteKey(ARCH, "fwd", 2048, "fp32", "plain", "any"), keys)
+    assert msg == f"no route key fwd H=2048 fp32 plain any for {ARCH}; fwd fp32 plain any keys have H 512, 4096"
+    msg = missing_key_message(RouteKey(ARCH, "fwd", 4096, "bf16", "residual", "any"), keys)
+    assert msg.endswith("no fwd bf16 residual any key at any H; fwd any keys at H=4096: bf16 plain, fp32 plain, fp32 residual")
 
 
 def test_report_rows_with_runner_up_and_peer(tmp_path, capsys):
