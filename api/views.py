@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from measurements_db.aggregates import FAMILIES, AccuracyAggregate, RouteKey, WorkloadEvidence, WorkloadKey, card_label
+from measurements_db.aggregates import (FAMILIES, AccuracyAggregate, RouteKey, WorkloadEvidence, WorkloadKey, card_label,
+                                        is_accuracy_only)
 
 LOUD_REASONS = ("no-eligible-program", "unverified")
 
@@ -78,8 +79,8 @@ def timing_points(ev: WorkloadEvidence | None, op: str, policy) -> list[dict]:
 def run_cards(runs: Iterable[dict]) -> dict[str, str]:
     """run id -> the card it ran on, e.g. "NVIDIA H100 80GB HBM3, 132 SMs, accuracy only": the accuracy
     of an arch's point may come from several cards of its SM count (`aggregates.evidence_runs`)."""
-    return {r["run_id"]: card_label(r.get("gpu"), r.get("sm_count"), r.get("source") == "measured"
-                                    and not r.get("timing_blocks") and bool(r.get("accuracy_records")))
+    return {r["run_id"]: card_label(r.get("gpu"), r.get("sm_count"),
+                                    is_accuracy_only(r.get("source"), bool(r.get("timing_blocks")), bool(r.get("accuracy_records"))))
             for r in runs}
 
 

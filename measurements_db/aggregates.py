@@ -214,6 +214,12 @@ class RunInfo:
     timed: bool  # holds at least one timing record
 
 
+def is_accuracy_only(source: str | None, timed: bool, has_accuracy: bool = True) -> bool:
+    """Whether a run is accuracy only (`measure --accuracy-only`): measured, with accuracy records and
+    no timing record. Published runs are never called so: their figures are copied, not measured."""
+    return source == "measured" and not timed and has_accuracy
+
+
 def card_label(gpu: str | None, sm_count: int | None, accuracy_only: bool = False) -> str:
     """How `explain` and the dashboard name the card a run measured on, e.g.
     "NVIDIA H100 80GB HBM3, 132 SMs, accuracy only" (an sm_90a point's accuracy may come from several

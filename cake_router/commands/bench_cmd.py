@@ -43,7 +43,7 @@ def cmd_bench(args) -> int:
     from cake_router.tables import load_any_table
     from measurements_db.engine import StoreError, open_store
     from cake_router.commands.solve_cmd import pick_gpu
-    from measurements_db.aggregates import evidence_runs, timing_gpus
+    from measurements_db.aggregates import evidence_runs, is_accuracy_only, timing_gpus
     from measurements_db.queries import arches, run_infos, runs, workload_evidence
 
     try:
@@ -89,8 +89,8 @@ def cmd_bench(args) -> int:
     all_runs = runs(store, args.arch)
     run_list = [r for r in all_runs if r["timing_blocks"] and (gpu is None or r.get("gpu") == gpu)]
     _, accuracy_ids = evidence_runs(infos, gpu)
-    accuracy_only = [r for r in all_runs if not r["timing_blocks"] and r.get("source") == "measured"
-                     and r["run_id"] in accuracy_ids]
+    accuracy_only = [r for r in all_runs if r["run_id"] in accuracy_ids
+                     and is_accuracy_only(r.get("source"), bool(r["timing_blocks"]), bool(r.get("accuracy_records")))]
     copy_TBps = args.copy_TBps
     if copy_TBps is None:
         # Sessions record the copy bandwidth they measured (`copy_TBps` in the run record): the

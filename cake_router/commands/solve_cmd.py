@@ -309,12 +309,12 @@ def missing_key_message(want, keys) -> str:
 
 def _run_text(run_id: str | None, runs: dict) -> str:
     """A run id with its card, e.g. `r24a-... (NVIDIA H100 80GB HBM3, 132 SMs, accuracy only)`."""
-    from measurements_db.aggregates import card_label
+    from measurements_db.aggregates import card_label, is_accuracy_only
 
     r = runs.get(run_id) if run_id else None
     if r is None:
         return run_id or "?"
-    return f"{run_id} ({card_label(r['gpu'], r['sm_count'], r['source'] == 'measured' and not r['timed'])})"
+    return f"{run_id} ({card_label(r['gpu'], r['sm_count'], is_accuracy_only(r['source'], r['timed']))})"
 
 
 # ---- report --------------------------------------------------------------------------------
