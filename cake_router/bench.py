@@ -78,19 +78,27 @@ def _peer_in_budget(ev: WorkloadEvidence, name: str, T: int, op: str, w_dtype: s
 def _routed_qualified(ev: WorkloadEvidence, table: RouteTable, wk, prog: str, T: int, policy: Policy) -> bool:
     """Whether the routed backward is in budget on qualified evidence at T.
 
-    At a T with accuracy evidence for the program, that evidence decides. At a T without (a step
-    timed on the standard grid between accuracy points, say), the window does, as the solver chose
-    it: the program must be in budget at every accuracy point it has inside the window covering T,
-    and have at least one; a runtime fallback outside any window has none.
+    At a T with judged accuracy evidence for the program (qualified, or a measured breach, which is
+    final at any input count), that evidence decides. At a T without (a step timed on the standard
+    grid between accuracy points, say), the window does, as the solver chose it: the program must be
+    in budget at every judged accuracy point it has inside the window covering T, and have at least
+    one; a runtime fallback outside any window has none. An unqualified point with no breach (a
+    family cut short by a call's time limit) says no more about qualification than no point at all,
+    so it neither decides its T nor counts against the window: otherwise adding 30 clean inputs at a
+    T would turn a row that the window qualifies into a failure.
     """
-    acc = ev.accuracy.get((prog, T))
-    if acc is not None:
-        return judge_accuracy(acc, "bwd", wk.w_dtype, policy).in_budget
+    def judged(a):
+        v = judge_accuracy(a, "bwd", wk.w_dtype, policy)
+        return None if v.status in (UNQUALIFIED, NO_EVIDENCE) else v
+
+    here = judged(ev.accuracy.get((prog, T)))
+    if here is not None:
+        return here.in_budget
     win = table.lookup("bwd", wk.H, wk.w_dtype, wk.form, "det", max(T, 1))
     if win is None or win.program != prog:
         return False
-    inside = [a for (p, t), a in ev.accuracy.items() if p == prog and win.covers(t)]
-    return bool(inside) and all(judge_accuracy(a, "bwd", wk.w_dtype, policy).in_budget for a in inside)
+    inside = [v for (p, t), a in ev.accuracy.items() if p == prog and win.covers(t) and (v := judged(a)) is not None]
+    return bool(inside) and all(v.in_budget for v in inside)
 
 
 def compare(evidence: dict, table: RouteTable, policy: Policy, copy_TBps: float | None = None) -> list[BenchRow]:

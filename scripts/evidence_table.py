@@ -2,7 +2,8 @@
 
 One row per (op, form, H, weight dtype, T, program): the median over its timing records (copy 0) of
 each record's median, fastest first within a key, beside the worst dw err/tol over its accuracy
-records and their inputs per family (the fewest, where a breach stopped a family early).
+records and their inputs per family (the fewest, where a breach stopped a family early). Programs with
+accuracy and no timing (`measure --accuracy-only`) follow, with latency "-".
 
     PYTHONPATH=. python scripts/evidence_table.py bench/results/h100-2026-12-06c/*.jsonl.gz
 
@@ -37,6 +38,10 @@ def table(paths: list[str]) -> str:
         w = f"{worst[acc]:.3f}" if acc in worst else "-"
         out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | `{k[5]}` | {statistics.median(times[k]):.2f} | "
                    f"{len(times[k])} | {w} | {inputs.get(acc, '-')} |")
+    timed = {k[1:] for k in times}
+    for acc in sorted((k for k in worst if k not in timed), key=lambda k: (k[0], k[1], k[2], k[3], -worst[k], k[4])):
+        # accuracy records carry no op: dw is the backward's
+        out.append(f"| bwd | {acc[0]} | {acc[1]} | {acc[2]} | {acc[3]} | `{acc[4]}` | - | 0 | {worst[acc]:.3f} | {inputs[acc]} |")
     return "\n".join(out)
 
 

@@ -21,8 +21,10 @@ echo "GPU: $GPU"
 case "$GPU" in *H200*) ;; *) echo "not an H200: nothing measured"; exit 0 ;; esac
 PREFIX=r25a; . scripts/device/campaign_begin.sh ${1:-240}
 PW=bwd.pair.p2x.w8.pf.wr,bwd.pair.p2x.r2.w8.pf.wr,bwd.pair.p4x.r4.w4.pf.wr,bwd.pair.p2x.w8.pf.wr.sp,bwd.pair.p1x.w16.pf.wr,bwd.pair.p1x.w16.pf.wr.sp,bwd.pair.p2x.w8.pf.op,bwd.pair.p2x.r2.w8.pf.op,bwd.pair.p1x.w16.pf.op,bwd.twosum_pair.p2x.w4.fw.pf.op,bwd.twosum_pair.p1x.w16.fw.pf.op
+# Timing only: session 30 qualified these programs here on an H100 with 132 SMs (120 inputs per
+# family, bench/results/h100-2026-12-07), which the solver counts for sm_90a (aggregates.evidence_runs).
 run pwr-4k-8192 --H 8192 --forms plain --w-dtypes fp32,bf16 --T 4096 --ops bwd --programs routed,$PW --peers none \
-  --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120 --wave-units 4
+  --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 4
 C1=fwd.row.r1.w16.c4096.hs,fwd.row.r1.w16.c8192.hs,fwd.row.r1.w16.c4096,fwd.row.r1.w16.c8192
 F="--forms plain --w-dtypes fp32 --ops fwd --programs routed,$C1,fwd.row.r1.w2.hs.fs,fwd.row.r1.w1.hs.fs
   --peers peer.torch_compile.default,peer.liger --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0"
@@ -34,5 +36,5 @@ run fl-fwd-1m --forms heads_contiguous --w-dtypes fp32,bf16 --T 1048576 --ops fw
 B=bwd.twosum_pair
 run hc-r2 --forms heads_contiguous --w-dtypes bf16,fp32 --T 65536,262144 --ops bwd \
   --programs routed,$B.p16x.r2.w1.fw.pf.wr.xs.sr.fl,$B.p16x.r2.w1.fw.pf.wr.xs.wc.sr.fl,$B.p12x.r2.w1.fw.pf.wr.xs.sr.fl \
-  --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120 --wave-units 2
+  --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0 --wave-units 2  # qualified likewise
 campaign_end

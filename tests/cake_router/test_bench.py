@@ -387,3 +387,30 @@ def test_bench_takes_no_copy_bandwidth_from_an_accuracy_only_run(tmp_path, capsy
     assert [(r["run_id"], r["sm_count"]) for r in out["meta"]["accuracy_only_runs"]] == [("r9", 132)]
     (row,) = out["rows"]
     assert row["routed_in_budget"] is True  # qualified by the H100's 120 inputs per family
+
+
+def test_an_unqualified_clean_point_does_not_decide_the_row(tmp_path):
+    # Session 30: an accuracy-only call cut short at 30 inputs per family at T 1024, inside a window
+    # whose program is qualified at T 256 and 4096. That point says no more than no point: the window
+    # decides the T 1024 row, as it decides rows with no point. A breach decides at any input count.
+    def partial(name, T, worst, inputs):
+        return [dict(r, inputs=inputs) for r in acc(name, T, worst)]
+
+    P = "bwd.pair.p2x.w8"
+    base = [RUN, prog(P, "pair")] + [timing(P, "bwd", T, 10.0) for T in (256, 1024, 4096)]
+    t = table(tmp_path, P)
+    assert {r.T: r.routed_in_budget for r in bench.compare(aggregate_records(base + acc(P, 256, 0.3)), t, Policy())} \
+        == {256: True, 1024: True, 4096: True}
+    base += acc(P, 256, 0.3) + acc(P, 4096, 0.4)
+
+    def row_at_1024(recs):
+        return next(r for r in bench.compare(aggregate_records(recs), t, Policy()) if r.T == 1024)
+
+    assert row_at_1024(base).routed_in_budget is True  # no point at 1024: the window's points decide
+    assert row_at_1024(base + partial(P, 1024, 0.1, 30)).routed_in_budget is True
+    # A measured breach after 4 inputs decides its own T and counts against the window at a T
+    # without a point (2048); the T 256 and 4096 rows keep their own qualified points.
+    rows = bench.compare(aggregate_records(base + [timing(P, "bwd", 2048, 10.0)] + partial(P, 1024, 1.7, 4)), t, Policy())
+    assert {r.T: r.routed_in_budget for r in rows} == {256: True, 1024: False, 2048: False, 4096: True}
+    only_partial = [RUN, prog(P, "pair"), timing(P, "bwd", 1024, 10.0)] + partial(P, 1024, 0.1, 30)
+    assert row_at_1024(only_partial).routed_in_budget is False  # nothing qualified anywhere
