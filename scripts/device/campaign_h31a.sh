@@ -13,7 +13,7 @@ echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS 
 [ "$SMS" = 132 ] || { echo "not 132 SMs: its accuracy would not count; nothing measured"; exit 0; }
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 PREFIX=h31a; . scripts/device/campaign_begin.sh ${1:-400}
-PW=bwd.pair.p2x.w8.pf.wr,bwd.pair.p2x.r2.w8.pf.wr,bwd.pair.p4x.r4.w4.pf.wr,bwd.pair.p2x.w8.pf.wr.sp,bwd.pair.p1x.w16.pf.wr,bwd.pair.p1x.w16.pf.wr.sp,bwd.pair.p2x.w8.pf.op,bwd.pair.p2x.r2.w8.pf.op,bwd.pair.p1x.w16.pf.op,bwd.twosum_pair.p2x.w4.fw.pf.op,bwd.twosum_pair.p1x.w16.fw.pf.op
+. scripts/device/pair_programs.sh
 A="--ops bwd --programs routed,$PW --peers none --sessions 1 --accuracy-only --inputs-per-family 120"
 run acc-down-hi --H 4096,5120,6144,8192 --forms plain --w-dtypes bf16,fp32 --T 1024 $A --wave-units 4
 run acc-up --forms plain --w-dtypes bf16,fp32 --T 8192,16384 $A --wave-units 4

@@ -20,7 +20,7 @@ GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
 case "$GPU" in *H200*) ;; *) echo "not an H200: nothing measured"; exit 0 ;; esac
 PREFIX=r23a; . scripts/device/campaign_begin.sh ${1:-560}
-PW=bwd.pair.p2x.w8.pf.wr,bwd.pair.p2x.r2.w8.pf.wr,bwd.pair.p4x.r4.w4.pf.wr,bwd.pair.p2x.w8.pf.wr.sp,bwd.pair.p1x.w16.pf.wr,bwd.pair.p1x.w16.pf.wr.sp,bwd.pair.p2x.w8.pf.op,bwd.pair.p2x.r2.w8.pf.op,bwd.pair.p1x.w16.pf.op,bwd.twosum_pair.p2x.w4.fw.pf.op,bwd.twosum_pair.p1x.w16.fw.pf.op
+. scripts/device/pair_programs.sh
 Q="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
 # Session 28's H200 call ran pwr-4k for H 512-6144 (bench/results/h200-2026-12-06b); H 8192 comes first now.
 run pwr-4k-8192 --H 8192 --forms plain --w-dtypes fp32,bf16 --T 4096 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4

@@ -20,7 +20,7 @@ GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
 case "$GPU" in *H200*) ;; *) echo "not an H200: nothing measured"; exit 0 ;; esac
 PREFIX=r25a; . scripts/device/campaign_begin.sh ${1:-240}
-PW=bwd.pair.p2x.w8.pf.wr,bwd.pair.p2x.r2.w8.pf.wr,bwd.pair.p4x.r4.w4.pf.wr,bwd.pair.p2x.w8.pf.wr.sp,bwd.pair.p1x.w16.pf.wr,bwd.pair.p1x.w16.pf.wr.sp,bwd.pair.p2x.w8.pf.op,bwd.pair.p2x.r2.w8.pf.op,bwd.pair.p1x.w16.pf.op,bwd.twosum_pair.p2x.w4.fw.pf.op,bwd.twosum_pair.p1x.w16.fw.pf.op
+. scripts/device/pair_programs.sh
 # Timing only: session 30 qualified these programs here on an H100 with 132 SMs (120 inputs per
 # family, bench/results/h100-2026-12-07), which the solver counts for sm_90a (aggregates.evidence_runs).
 run pwr-4k-8192 --H 8192 --forms plain --w-dtypes fp32,bf16 --T 4096 --ops bwd --programs routed,$PW --peers none \
