@@ -97,6 +97,12 @@ class LaunchPolicy:
     programs/backward.py `rmsnorm_bwd_rows_split_rstd_kernel`). Why: ncu on the H200 (session 11) had
     the compensated rows kernel issue-bound at H 1536 (71 % of issue slots busy, 66 % of DRAM
     bandwidth; the uncompensated `pair` kernel: 40 % and 78 %).
+    l2_prefetch, l2_ahead: a prefetching backward that also asks g and x of the tile `l2_ahead` steps
+    after the next one into L2, holding no register for them: `lines` (PTX `prefetch.global.L2` per
+    128-byte line; names end `.l2p{ahead}`) or `bulk` (`cp.async.bulk.prefetch.L2` per row, Hopper;
+    `.l2b{ahead}`). Why: where registers cap the tiles in flight per SM (contiguous heads H 256 and
+    plain H 1536 at 70-77 % of copy), later tiles are on their way without them
+    (programs/backward.py `rmsnorm_bwd_rows_l2_prefetch_kernel`; two-launch split-rstd programs only).
     """
 
     grid: str
@@ -123,8 +129,15 @@ class LaunchPolicy:
     reduce_tiles: str = "looped"
     barrier_wait: str = "all"
     reduce_columns: int = 0
+    l2_prefetch: str = "none"
+    l2_ahead: int = 0
 
     def __post_init__(self) -> None:
+        if self.l2_prefetch not in ("none", "lines", "bulk"):
+            raise ValueError(f"l2_prefetch: {self.l2_prefetch!r} is not one of ('none', 'lines', 'bulk')")
+        if (self.l2_prefetch == "none") != (self.l2_ahead == 0) or not 0 <= self.l2_ahead <= 16:
+            raise ValueError(f"l2_ahead: {self.l2_ahead!r} must be 1-16 with an L2 prefetch and 0 without "
+                             f"(l2_prefetch={self.l2_prefetch!r})")
         if self.reduce_columns not in (0, 4, 8, 16, 32, 64):
             raise ValueError(f"reduce_columns: {self.reduce_columns!r} is not one of (0, 4, 8, 16, 32, 64) "
                              "(0: the grid's own tile, runner.grid_sync_meta)")
@@ -232,6 +245,14 @@ class Program:
                                                       or not self.launch.prefetch or self.launch.products != "eft"):
             raise ValueError(f"program {self.name!r}: gres_load='prefetched' needs a two-launch compensated prefetching "
                              "program with pointer loads and eft products")
+        lp = self.launch
+        if lp.l2_prefetch != "none" and (self.mode != 3 or self.single_launch or lp.grid != "persistent" or not lp.prefetch
+                                         or lp.split_h or lp.loads != "pointer" or lp.products != "split_rstd"
+                                         or lp.gres_load != "in_step"):
+            raise ValueError(f"program {self.name!r}: l2_prefetch={lp.l2_prefetch!r} needs a two-launch compensated "
+                             "persistent program that prefetches one-tile rows with pointer loads and split-rstd "
+                             "products (mode 3, single_launch False, prefetch True, split_h False, products "
+                             "'split_rstd', gres_load 'in_step')")
         if self.launch.products != "eft" and (self.mode != 3 or not two_launch_rows or self.launch.loads != "pointer"):
             raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch (or `.gs`) "
                              "compensated program with pointer loads (mode 3, single_launch False or reduce 'grid_sync', "
@@ -252,7 +273,8 @@ class Program:
         for key, default in (("reduce", "serial"), ("loads", "pointer"), ("weight_load", "hoisted"), ("weight_cast", "none"),
                              ("products", "eft"), ("chunk", 0),
                              ("static_h", False), ("heads_rows", "indexed"), ("stats", "ieee"), ("gres_load", "in_step"),
-                             ("reduce_tiles", "looped"), ("barrier_wait", "all"), ("reduce_columns", 0)):
+                             ("reduce_tiles", "looped"), ("barrier_wait", "all"), ("reduce_columns", 0),
+                             ("l2_prefetch", "none"), ("l2_ahead", 0)):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -734,6 +756,22 @@ def _catalog() -> list[Program]:
             f" of {options['reduce_columns']} columns" if "reduce_columns" in options else "") + ", then one tree" + (
             " and only the reducing programs waiting at the barrier" if "barrier_wait" in options else "")
         progs.append(_twin(by_name[f"bwd.twosum.{base}"], suffix, what, **options))
+    # `.l2p4` / `.l2b4` (session 31, l2_prefetch above): twins of the split-rstd programs at the rows
+    # that bind the backward copy and peer targets, where the tiles held in registers cap the bytes
+    # in flight: contiguous and strided heads H 256 (69.6 % of copy routed at contiguous T 65536),
+    # plain H 1536 (`p1x.r4.w8`, 217 registers, one program per SM; 76.6 % of copy, 0.84x QuACK at
+    # T 1M), H 512 and the 16-warp wide rows. The head rows take the two-row p12x builds: the prefetch
+    # addresses cost registers (compile_check, sm_90a, Triton 3.6, H 256: p16x.r2.w1.xs.sr 128 -> 162,
+    # 12 of 16 programs resident), and 12 programs fit up to 170. Four tiles ahead: at H 1536 about
+    # 100 KB per SM asked for, 13 MB over 132 SMs, a quarter of the H200's L2. dx and dw are the
+    # base's bit for bit (scripts/device/l2_prefetch_probe.py checks it on the GPU beside the times).
+    by_name = {p.name: p for p in progs}
+    for base in ("p1x.r4.w8.fw.pf.wr.xs", "p1x.r4.w8.fw.pf.wr.xs.wc", "p12x.r2.w1.fw.pf.wr.xs.sr.fl",
+                 "p12x.r2.w1.fw.pf.wr.xs.sr", "p4x.r4.w2.fw.pf.wr.xs", "p4x.r4.w2.fw.pf.wr.xs.wc", "p1x.w16.fw.pf.wr.xs"):
+        for kind, letter in (("lines", "p"), ("bulk", "b")):
+            what = ("g and x of the tile four steps past the next asked into L2 "
+                    + ("line by line (prefetch.global.L2)" if kind == "lines" else "row by row (cp.async.bulk.prefetch.L2)"))
+            progs.append(_twin(by_name[f"bwd.twosum_pair.{base}"], f"l2{letter}4", what, l2_prefetch=kind, l2_ahead=4))
     return progs
 
 

@@ -616,6 +616,8 @@ def backward_rows_kernel(program: Program):
 
     if program.launch.gres_load == "prefetched":
         return bk.rmsnorm_bwd_rows_gres_prefetch_kernel
+    if program.launch.l2_prefetch != "none":
+        return bk.rmsnorm_bwd_rows_l2_prefetch_kernel
     return bk.rmsnorm_bwd_rows_split_rstd_kernel if program.launch.products == "split_rstd" else bk.rmsnorm_bwd_rows_kernel
 
 
@@ -691,7 +693,15 @@ def backward_launch_meta(program: Program, H: int, has_gres: bool, exact: bool |
     """The compile-time arguments and warps `backward` launches `program`'s own kernel with."""
     if program.launch.grid == "column_tasks" and program.launch.static_h:
         return static_column_task_meta(program, H, has_gres, exact)
-    return backward_meta(program, H, has_gres, exact)
+    meta, warps = backward_meta(program, H, has_gres, exact)
+    if program.launch.l2_prefetch != "none":
+        meta = {**meta, **l2_prefetch_meta(program)}
+    return meta, warps
+
+
+def l2_prefetch_meta(program: Program) -> dict:
+    """The L2-prefetch constexprs of a `.l2p` / `.l2b` backward (`rmsnorm_bwd_rows_l2_prefetch_kernel`)."""
+    return dict(L2_PREFETCH={"lines": 1, "bulk": 2}[program.launch.l2_prefetch], L2_AHEAD=program.launch.l2_ahead)
 
 
 def column_task_kernel(program: Program):

@@ -78,3 +78,28 @@ def test_sanitize_names_a_bad_shape_argument(capsys):
         sys.argv = argv
     err = capsys.readouterr().err
     assert "--shapes" in err and "'512:1:plain:fp16'" in err
+
+
+def test_l2_prefetch_probe_keys_and_variants():
+    from cake_kernels import registry
+
+    probe = _script("l2_prefetch_probe")
+    for form, H, w, T, base_name in probe.DEFAULT_KEYS:
+        base = registry.get(base_name)
+        assert base.supports(H, form, w), (base_name, form, H, w)
+        for kind in ("lines", "bulk"):
+            for ahead in (1, 2, 4, 8):
+                v = probe.variant(base, kind, ahead)
+                assert v.launch == registry.LaunchPolicy(**{**base.launch.__dict__, "l2_prefetch": kind, "l2_ahead": ahead})
+                assert v.supports(H, form, w)
+                # the registered twins are the ones the probe times, not look-alikes built here
+                assert (v.name == f"{base_name}.l2{'p' if kind == 'lines' else 'b'}4") == (ahead == 4) or "@" in v.name
+        assert probe.routed(form, H, w, T) in {n for n in registry.names("bwd")}
+
+
+def test_l2_prefetch_probe_refuses_bad_arguments(monkeypatch, capsys):
+    probe = _script("l2_prefetch_probe")
+    for argv, msg in ((["--ahead", "0,4"], "--ahead"), (["--keys", "plain:1536:bf16"], "--keys")):
+        monkeypatch.setattr("sys.argv", ["l2_prefetch_probe.py", *argv])
+        with pytest.raises(SystemExit, match=msg):
+            probe.main()

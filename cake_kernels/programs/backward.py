@@ -654,6 +654,101 @@ def _dw_step_split_rstd(g, x, r_hi, r_lo, acc, comp, tot, ws_row, cmask, it,
 
 
 @triton.jit
+def prefetch_rows_l2(P, rows, n_rows, NH, st, sh, H, BLOCK_H: tl.constexpr, L2_PREFETCH: tl.constexpr):
+    """Ask for BF16 rows `rows` of P (row addressing as `load_tile`) to be brought into L2, and wait
+    for nothing: no register receives the data, so bytes in flight are not bounded by the register
+    file. L2_PREFETCH 1: one PTX `prefetch.global.L2` per 128-byte line of each row. 2: one
+    `cp.async.bulk.prefetch.L2` per row (Hopper's bulk copy unit: one instruction for the row's
+    whole 16-byte aligned span; a row whose start is not 16-byte aligned is left out, since the
+    instruction requires it). Rows past n_rows are not asked for. GPU only (inline PTX): the
+    caller skips it in the CPU interpreter, where a prefetch has nothing to do."""
+    # 64 BF16 values per 128-byte line; tiles narrower than a line are one line per row
+    LINES: tl.constexpr = BLOCK_H // 64 if BLOCK_H >= 64 else 1
+    line = tl.arange(0, LINES) * 64
+    off = row_offsets(rows, NH, st, sh)[:, None] + line[None, :]
+    if L2_PREFETCH == 1:
+        ok = ((rows < n_rows)[:, None] & (line < H)[None, :]).to(tl.int32)
+        tl.inline_asm_elementwise(
+            "{ .reg .pred p; setp.ne.s32 p, $2, 0; @p prefetch.global.L2 [$1]; mov.u32 $0, 0; }",
+            "=r,l,r", [P + off, ok], dtype=tl.int32, is_pure=False, pack=1)
+    else:
+        ok = ((rows < n_rows)[:, None] & (line == 0)[None, :]).to(tl.int32)
+        nbytes = tl.zeros(off.shape, dtype=tl.int32) + H * 2
+        tl.inline_asm_elementwise(
+            "{ .reg .pred p, q; .reg .b64 a; .reg .b32 n; and.b64 a, $1, 15; setp.eq.b64 q, a, 0;"
+            " setp.ne.s32 p, $2, 0; and.pred p, p, q; and.b32 n, $3, 0xFFFFFFF0; setp.ne.s32 q, n, 0;"
+            " and.pred p, p, q; @p cp.async.bulk.prefetch.L2.global [$1], n; mov.u32 $0, 0; }",
+            "=r,l,r,r", [P + off, ok, nbytes], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
+def rmsnorm_bwd_rows_l2_prefetch_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False, BLOCK_B: tl.constexpr = 0,
+    L2_PREFETCH: tl.constexpr = 0, L2_AHEAD: tl.constexpr = 0,
+):
+    """`.l2p` / `.l2b` programs (two-launch `twosum_pair`, split-rstd products, prefetching):
+    `rmsnorm_bwd_rows_split_rstd_kernel`'s arithmetic, bit for bit, and besides the next tile held in
+    registers, g and x of the tile L2_AHEAD steps after that one asked into L2 (`prefetch_rows_l2`).
+
+    Why: the persistent backward's DRAM traffic is bounded by the bytes each SM has in flight, and
+    those are the tiles held in registers (this one and the prefetched next). Where registers cap
+    them, it stays short of copy bandwidth: contiguous heads H 256 at 69.6 % of copy (session 15's
+    ncu: 58.4 % of DRAM peak, about 2 KB in flight per one-warp program), plain H 1536 at 76.6 %
+    (217 registers, one program per SM). A prefetch into L2 holds no register, so later tiles can
+    be on their way while this one is reduced; their loads then wait an L2 round trip, not DRAM's.
+    A kernel of its own, so that the shipped `.xs` programs' device code and evidence stay as they
+    are. One tile (BLOCK_B 0), rows of one tile only.
+    """
+    tl.static_assert(MODE == 3, "L2 prefetch: compensated (TwoSum) programs only")
+    tl.static_assert(not SINGLE, "L2 prefetch: two-launch programs only")
+    tl.static_assert(PREFETCH, "L2 prefetch: register-prefetching programs only")
+    tl.static_assert(BLOCK_B == 0, "L2 prefetch: rows held as one tile only")
+    tl.static_assert(L2_PREFETCH == 1 or L2_PREFETCH == 2, "L2_PREFETCH: 1 (lines) or 2 (bulk rows)")
+    tl.static_assert(L2_AHEAD >= 1, "L2_AHEAD: at least one tile")
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    acc, comp, _, tot = _dw_state(BLOCK_H)
+    ws_row = WS + pid.to(tl.int64) * H + cols
+    if FOLD_WS:
+        tl.store(ws_row, tl.zeros([BLOCK_H], dtype=tl.float64), mask=cmask)
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+    g_n, x_n, r_n = load_tile(G, X, RSTD, first, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+    if EXACT:  # on the GPU: the tiles after the next, L2_AHEAD of them, before the loop
+        for k in tl.static_range(1, L2_AHEAD + 1):
+            ahead = first + (k * ROWS) * nprog
+            prefetch_rows_l2(G, ahead, n_rows, NH, sgt, sgh, H, BLOCK_H, L2_PREFETCH)
+            prefetch_rows_l2(X, ahead, n_rows, NH, sxt, sxh, H, BLOCK_H, L2_PREFETCH)
+    it = 0
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        g, x, rstd = g_n, x_n, r_n
+        g_n, x_n, r_n = load_tile(G, X, RSTD, rows + nprog * ROWS, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        if EXACT:
+            ahead = rows + ((L2_AHEAD + 1) * ROWS) * nprog
+            prefetch_rows_l2(G, ahead, n_rows, NH, sgt, sgh, H, BLOCK_H, L2_PREFETCH)
+            prefetch_rows_l2(X, ahead, n_rows, NH, sxt, sxh, H, BLOCK_H, L2_PREFETCH)
+        g = g.to(tl.float32)
+        x = x.to(tl.float32)
+        r_hi = ((rstd.to(tl.uint32, bitcast=True) >> 16) << 16).to(tl.float32, bitcast=True)
+        r_lo = rstd - r_hi
+        c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1), H_f)
+        _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+        acc, comp, tot = _dw_step_split_rstd(g, x, r_hi, r_lo, acc, comp, tot, ws_row, cmask, it, FOLD, FOLD_WS, ROWS)
+        it += 1
+    _dw_finish(DW, ws_row, cols, cmask, acc, comp, acc, tot, 3, FOLD_WS)
+
+
+@triton.jit
 def rmsnorm_bwd_grid_sync_kernel(
     G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
     n_rows, NH, H, H_f,

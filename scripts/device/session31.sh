@@ -6,7 +6,9 @@
 # then small_fwd_probe.py at the forward T <= 256 rows where 240 s are left, then the rest of
 # campaign_r23a.sh. On an H100 80GB HBM3 (132 SMs, as the H200): campaign_h31a.sh (accuracy only:
 # what r23a's remaining units need, so that the H200 can time them without an accuracy pass).
-# campaign_r24b.sh is done (session 30: strided heads T 1M qualified on an H100).
+# campaign_r24b.sh is done (session 30: strided heads T 1M qualified on an H100). Session 31 added
+# scripts/device/l2_prefetch_probe.py on either card (the `.l2p` / `.l2b` backwards against their base,
+# side by side), after r25a on an H200 and first on an H100.
 # Usage: bash scripts/device/session31.sh [SECONDS]
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
@@ -16,6 +18,10 @@ left() { echo $(( B - ($(date +%s) - T0) )); }
 case "$GPU" in
   *H200*)
     bash scripts/device/campaign_r25a.sh $([ $B -lt 400 ] && echo $B || echo $(( B * 3 / 5 )))
+    if [ $(left) -gt 200 ]; then  # session 31: does asking tiles into L2 lift the binding backward rows?
+      PYTHONPATH=$PWD timeout 170 python3 scripts/device/l2_prefetch_probe.py --ahead 2,4,8 --seconds 110 \
+        > $OUT/l2-prefetch-probe.log 2>&1; cat $OUT/l2-prefetch-probe.log
+    fi
     if [ $(left) -gt 240 ]; then
       P='fwd.row.r1.w1.hs$,fwd.row.r1.w1.hs.fs$,fwd.row.r1.w16.hs$,fwd.row.r1.w16.hs.fs$,fwd.row.r1.w4.wx$,fwd.row.r1.w16.wx$,fwd.row.r1.w16$,fwd.row.r1.w8.c2048.hs$,fwd.row.r1.w1.c256.hs$,fwd.row.r1.w8.hs$,fwd.row.r1.w4.hs$'
       PYTHONPATH=$PWD timeout 150 python3 scripts/device/small_fwd_probe.py --programs "$P" --iters 200 \
@@ -25,6 +31,10 @@ case "$GPU" in
     fi
     SKIP=pwr-4k-8192 bash scripts/device/campaign_r23a.sh $(left) ;;
   *H100*) [ "$SMS" = 132 ] || { echo "an H100 with $SMS SMs: its accuracy would not count; nothing measured"; exit 0; }
-          bash scripts/device/campaign_h31a.sh $B ;;
+          # the L2-prefetch probe first: side by side on one card, its ratios answer whether the
+          # `.l2p` / `.l2b` programs are worth qualifying and timing on the H200
+          PYTHONPATH=$PWD timeout 200 python3 scripts/device/l2_prefetch_probe.py --ahead 2,4,8 --seconds 140 \
+            > $OUT/l2-prefetch-probe.log 2>&1; cat $OUT/l2-prefetch-probe.log
+          bash scripts/device/campaign_h31a.sh $(left) ;;
   *) echo "neither an H200 nor an H100: nothing measured" ;;
 esac

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from cake_kernels import registry, runner
+from cake_kernels.programs.common import interpreting
 from cake_kernels.reference import reference_forward
 from tests.cake_kernels.helpers import inputs, run_backward_checked, run_forward_checked
 from tests.cake_kernels.interpreter_twins import Case, Thinned
@@ -29,9 +30,10 @@ TRITON_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.grid != "
 
 
 def _family_tested(p) -> bool:
-    """Whether the family lists below take `p`: the `.fl` and `.gp` twins are left out, each checked
-    against its base instead (test_flat_head_rows_match_their_base, test_gres_prefetch_programs_match_their_base)."""
-    return p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step"
+    """Whether the family lists below take `p`: the `.fl`, `.gp` and `.l2p` / `.l2b` twins are left out,
+    each checked against its base instead (test_flat_head_rows_match_their_base,
+    test_gres_prefetch_programs_match_their_base, test_l2_prefetch_programs_match_their_base)."""
+    return p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step" and p.launch.l2_prefetch == "none"
 
 
 def _run(name, inp):
@@ -676,7 +678,8 @@ def test_tma_program_falls_back_on_a_view_it_cannot_describe():
 
 
 # (the `.fl.rw` twins are checked against their `.fl` base: test_grid_sync_reduce_and_barrier_options_are_bitwise_their_base)
-FLAT_HEADS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.heads_rows == "flat" and not runner.grid_sync_v2(p)]
+FLAT_HEADS_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.heads_rows == "flat" and not runner.grid_sync_v2(p)
+                       and p.launch.l2_prefetch == "none"]
 
 
 def _rows_fields(r: runner.Rows) -> tuple:
@@ -820,6 +823,70 @@ def test_gres_prefetch_needs_a_prefetching_two_launch_compensated_program():
     with pytest.raises(ValueError, match="gres_load"):
         registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, replace(lp, prefetch=True, products="split_rstd"),
                          "", mode=3)
+
+
+L2_PREFETCH_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.l2_prefetch != "none"]
+# Under the interpreter the prefetch is not issued, so a `.l2b4` program runs what its `.l2p4` twin
+# runs (the same kernel, the same arguments but the kind): one of each pair there, both on a GPU.
+L2_PREFETCH_RUN = [n for n in L2_PREFETCH_PROGRAMS if not (interpreting() and n.endswith(".l2b4"))]
+
+
+def _l2_base(name: str) -> registry.Program:
+    return registry.get(name.rsplit(".", 1)[0])
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", L2_PREFETCH_RUN)
+def test_l2_prefetch_programs_match_their_base(name, monkeypatch):
+    """`.l2p4` / `.l2b4` twins compute what their base computes, bit for bit (the prefetch changes
+    no value: under the interpreter it is not issued, on the GPU the same comparison runs with it),
+    on every form they take, with several tiles per program so that the tiles asked for ahead run
+    past the last row."""
+    monkeypatch.setattr(runner, "sm_count", lambda device: 2)
+    prog, base = registry.get(name), _l2_base(name)
+    assert replace(prog, name=base.name, launch=base.launch, description=base.description) == base
+    assert prog.launch == replace(base.launch, l2_prefetch=prog.launch.l2_prefetch, l2_ahead=4)
+    assert name.endswith({"lines": ".l2p4", "bulk": ".l2b4"}[prog.launch.l2_prefetch])
+    assert runner.backward_rows_kernel(prog).fn.__name__ == "rmsnorm_bwd_rows_l2_prefetch_kernel"
+    assert prog.fingerprint != base.fingerprint
+    H = min(base.H_max, 384)
+    w_dtype = prog.w_dtypes[0]
+    cases = [(form, H if form in ("plain", "residual") else 256, T)
+             for form in prog.forms for T in ((53,) if form != "plain" else (53, 3))]
+    for form, h, T in cases:
+        if not prog.supports(h, form, w_dtype):
+            continue
+        inp = inputs("outlier_rows", T, h, w_dtype, form=form, seed=h + T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx0, dw0, _ = run_backward_checked(base, inp)
+        assert torch.equal(dx, dx0) and torch.equal(dw, dw0), (name, form, h, T)
+
+
+def test_l2_prefetch_meta_names_the_kind_and_distance():
+    for name in L2_PREFETCH_PROGRAMS:
+        prog = registry.get(name)
+        meta, warps = runner.backward_launch_meta(prog, 256, False, exact=True)
+        base_meta, base_warps = runner.backward_launch_meta(_l2_base(name), 256, False, exact=True)
+        assert meta == {**base_meta, "L2_PREFETCH": {"lines": 1, "bulk": 2}[prog.launch.l2_prefetch], "L2_AHEAD": 4}
+        assert warps == base_warps
+
+
+def test_l2_prefetch_needs_a_prefetching_two_launch_split_rstd_program():
+    with pytest.raises(ValueError, match="l2_prefetch"):
+        registry.LaunchPolicy("persistent", l2_prefetch="dram", l2_ahead=2)
+    for kind, ahead in (("lines", 0), ("none", 2), ("bulk", 17)):
+        with pytest.raises(ValueError, match="l2_ahead"):
+            registry.LaunchPolicy("persistent", l2_prefetch=kind, l2_ahead=ahead)
+    lp = registry.LaunchPolicy("persistent", fold=256, fold_in="workspace", prefetch=True, products="split_rstd",
+                               reduce="wide", l2_prefetch="lines", l2_ahead=4)
+    registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, lp, "", mode=3)  # accepted
+    for bad in (replace(lp, prefetch=False), replace(lp, products="eft"), replace(lp, split_h=True),
+                replace(lp, gres_load="prefetched", products="eft")):
+        with pytest.raises(ValueError, match="l2_prefetch"):
+            registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, bad, "", mode=3)
+    with pytest.raises(ValueError, match="l2_prefetch"):
+        registry.Program("bwd.twosum.x", "bwd", "twosum", True, replace(lp, reduce="grid_sync"), "", mode=3,
+                         single_launch=True)
 
 
 GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync" and _family_tested(p)
