@@ -15,12 +15,28 @@ SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_
 echo "GPU: $GPU, $SMS SMs"
 T0=$(date +%s); B=${1:-540}
 left() { echo $(( B - ($(date +%s) - T0) )); }
+# l2_units PREFIX "MEASURE ARGS" SECONDS [routed,]: one measure unit per key where l2_winners.py finds a registered
+# `.l2p4` / `.l2b4` twin faster than its base in this call's probe (none: nothing runs), with the
+# routed program beside them when the fourth argument is "routed,".
+l2_units() {
+  [ -f $OUT/l2-prefetch-probe.json ] || return 0
+  PYTHONPATH=$PWD python3 scripts/device/l2_winners.py $OUT/l2-prefetch-probe.json > /tmp/l2-winners.txt || return 0
+  echo "L2-prefetch winners:"; cat /tmp/l2-winners.txt
+  [ -s /tmp/l2-winners.txt ] || return 0
+  ( PREFIX=$1; . scripts/device/campaign_begin.sh $3; i=0
+    while read -r form H w T progs; do i=$((i + 1))
+      run l2-$i --forms $form --H $H --w-dtypes $w --T $T --ops bwd --programs ${4:-}$progs --peers none $2 < /dev/null
+    done < /tmp/l2-winners.txt
+    campaign_end )
+}
 case "$GPU" in
   *H200*)
     bash scripts/device/campaign_r25a.sh $([ $B -lt 400 ] && echo $B || echo $(( B * 3 / 5 )))
     if [ $(left) -gt 200 ]; then  # session 31: does asking tiles into L2 lift the binding backward rows?
       PYTHONPATH=$PWD timeout 170 python3 scripts/device/l2_prefetch_probe.py --ahead 2,4,8 --seconds 110 \
         > $OUT/l2-prefetch-probe.log 2>&1; cat $OUT/l2-prefetch-probe.log
+      # where a registered twin gained, qualify and time it at that key beside the routed program
+      l2_units r31l "--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120" $(( $(left) / 2 )) routed,
     fi
     if [ $(left) -gt 240 ]; then
       P='fwd.row.r1.w1.hs$,fwd.row.r1.w1.hs.fs$,fwd.row.r1.w16.hs$,fwd.row.r1.w16.hs.fs$,fwd.row.r1.w4.wx$,fwd.row.r1.w16.wx$,fwd.row.r1.w16$,fwd.row.r1.w8.c2048.hs$,fwd.row.r1.w1.c256.hs$,fwd.row.r1.w8.hs$,fwd.row.r1.w4.hs$'
@@ -35,6 +51,8 @@ case "$GPU" in
           # `.l2p` / `.l2b` programs are worth qualifying and timing on the H200
           PYTHONPATH=$PWD timeout 200 python3 scripts/device/l2_prefetch_probe.py --ahead 2,4,8 --seconds 140 \
             > $OUT/l2-prefetch-probe.log 2>&1; cat $OUT/l2-prefetch-probe.log
+          # where a registered twin gained, qualify it (accuracy only) so that an H200 call only times it
+          l2_units h31l "--sessions 1 --accuracy-only --inputs-per-family 120" $(( $(left) / 3 ))
           bash scripts/device/campaign_h31a.sh $(left) ;;
   *) echo "neither an H200 nor an H100: nothing measured" ;;
 esac
