@@ -33,6 +33,11 @@ def test_closure_follows_the_runner_and_nothing_else():
     assert {"rmsnorm_bwd_grid_sync_kernel", "rmsnorm_bwd_rows_split_rstd_kernel", "rmsnorm_bwd_rows_kernel",
             "grid_barrier", "reduce_columns_strided"} <= gs
     assert not gs & {"reduce_partials_kernel", "reduce_partials_wide_kernel", "reduce_partials_split_kernel"}
+    # `.l2p4`: its own rows kernel and the prefetch; the shipped `.xs` kernel is not reached
+    l2 = _closure("bwd.twosum_pair.p1x.r4.w8.fw.pf.wr.xs.wc.l2p4")
+    assert {"rmsnorm_bwd_rows_l2_prefetch_kernel", "prefetch_rows_l2", "_dw_step_split_rstd", "reduce_partials_wide_kernel"} <= l2
+    assert "rmsnorm_bwd_rows_split_rstd_kernel" not in l2
+    assert "prefetch_rows_l2" not in _closure("bwd.twosum_pair.p1x.r4.w8.fw.pf.wr.xs.wc")
     assert _closure("fwd.persist.p4x.r1.w4.pf") >= {"rmsnorm_fwd_prefetch_kernel"}
     assert "rmsnorm_fwd_kernel" not in _closure("fwd.persist.p4x.r1.w4.pf")
     assert fingerprint.launched_kernels(registry.get("bwd.reference")) == []

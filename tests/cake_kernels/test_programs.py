@@ -64,6 +64,11 @@ def test_registry_contract():
         lp = p.launch
         assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
         parts = p.name.split(".")
+        # `.l2p{N}` / `.l2b{N}` twins (L2 prefetch, N tiles ahead) are their base's name plus that, the last part
+        l2 = {"none": "", "lines": f"l2p{lp.l2_ahead}", "bulk": f"l2b{lp.l2_ahead}"}[lp.l2_prefetch]
+        assert (lp.l2_prefetch != "none") == (parts[-1] == l2), p.name
+        if l2:
+            parts = parts[:-1]
         # `.ur` / `.uf` / `.rw` twins (the grid barrier's reduce and wait options) are their `.gs` base's
         # name plus `.ur`, `.uf`, `.rw`, `.ur.rw`, `.uf.rw` or `.uf8.rw`, the last parts
         assert (lp.barrier_wait == "reducers") == (parts[-1] == "rw"), p.name
