@@ -98,8 +98,6 @@ def probe_key(form: str, H: int, w: str, T: int, base_name: str, aheads: list[in
         res.append(dict(form=form, H=H, w_dtype=w, T=T, program=p.name, routed=p.name == r, base=base.name,
                         median_us=round(med, 3), n=len(samples[p.name]), pct_copy=round(100 * nbytes / (med * 1e-6) / 1e12 / copy_TBps, 1),
                         vs_base=round(statistics.median(samples[base.name]) / med, 4), bitwise_base=same))
-    del inp, entries
-    torch.cuda.empty_cache()
     return res
 
 
@@ -135,6 +133,7 @@ def main() -> None:
             continue
         try:
             rows = probe_key(form, H, w, T, base, aheads, args.rounds, args.replays, out["copy_TBps"], dev)
+            torch.cuda.empty_cache()  # the key's inputs and graphs are gone with probe_key's frame
         except Exception as exc:  # one key's failure (a launch error, memory) must not lose the others
             print(f"{form} H {H} {w} T {T}: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
             out["rows"].append(dict(form=form, H=H, w_dtype=w, T=T, base=base, error=f"{type(exc).__name__}: {exc}"[:500]))
