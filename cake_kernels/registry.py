@@ -765,6 +765,10 @@ def _catalog() -> list[Program]:
     # 12 of 16 programs resident), and 12 programs fit up to 170. Four tiles ahead: at H 1536 about
     # 100 KB per SM asked for, 13 MB over 132 SMs, a quarter of the H200's L2. dx and dw are the
     # base's bit for bit (scripts/device/l2_prefetch_probe.py checks it on the GPU beside the times).
+    # Measured on an H100 80GB HBM3 (session 31, the probe, one process, BF16 T 65536 and H 1536 T 1M):
+    # slower than the base at every key and distance, 0.62-0.99x, and the more so the further ahead
+    # (2 tiles 0.81-0.99x, 4 tiles 0.69-0.89x, 8 tiles 0.62-0.69x; bench/results/h100-2026-12-07b).
+    # Never timed on the H200, never qualified, so never routed; kept as measured.
     by_name = {p.name: p for p in progs}
     for base in ("p1x.r4.w8.fw.pf.wr.xs", "p1x.r4.w8.fw.pf.wr.xs.wc", "p12x.r2.w1.fw.pf.wr.xs.sr.fl",
                  "p12x.r2.w1.fw.pf.wr.xs.sr", "p4x.r4.w2.fw.pf.wr.xs", "p4x.r4.w2.fw.pf.wr.xs.wc", "p1x.w16.fw.pf.wr.xs"):

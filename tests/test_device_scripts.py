@@ -104,24 +104,3 @@ def test_l2_prefetch_probe_refuses_bad_arguments(monkeypatch, capsys):
         with pytest.raises(SystemExit, match=msg):
             probe.main()
 
-
-def test_l2_winners_lists_registered_twins_that_gained_and_match_their_base(tmp_path, capsys):
-    winners = _script("l2_winners")
-    base = "bwd.twosum_pair.p1x.r4.w8.fw.pf.wr.xs.wc"
-    key = dict(form="plain", H=1536, w_dtype="bf16", T=65536, base=base)
-    rows = [dict(key, program=base, vs_base=1.0, bitwise_base=True),
-            dict(key, program=base + ".l2p4", vs_base=1.05, bitwise_base=True),
-            dict(key, program=base + ".l2b4", vs_base=1.01, bitwise_base=True),   # too small a gain
-            dict(key, program=base + "@l2p8", vs_base=1.20, bitwise_base=True),   # not registered
-            dict(key, program="bwd.twosum.p1x.r4.w8.fw.pf.gs.xs.wc", vs_base=1.1, bitwise_base=None),  # the routed one
-            dict(key, T=1048576, program=base + ".l2b4", vs_base=1.08, bitwise_base=False),  # changed a value
-            dict(key, T=262144, error="OutOfMemoryError")]
-    path = tmp_path / "probe.json"
-    path.write_text(json.dumps({"rows": rows}))
-    assert winners.main([str(path)]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"plain 1536 bf16 65536 {base}.l2p4"]
-    assert winners.main([str(path), "--min-gain", "1.2"]) == 0 and capsys.readouterr().out == ""
-    for argv, msg in (([str(path), "--min-gain", "0"], "--min-gain"), ([str(tmp_path / "none.json")], "probe_json")):
-        with pytest.raises(SystemExit):
-            winners.main(argv)
-        assert msg in capsys.readouterr().err

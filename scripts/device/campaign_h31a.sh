@@ -7,6 +7,7 @@
 # window ends: on the H100 in session 27 in budget at 8192, 0.94-1.35 at 16384) and the residual
 # form at H 6144. A unit cut short qualifies nothing (inputs do not add up over runs), so the units
 # are small and ordered by what they unblock.
+# Ran in session 31 on an H100 80GB HBM3 (all three units whole: bench/results/h100-2026-12-07b).
 # Usage: bash scripts/device/campaign_h31a.sh [SECONDS]
 SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
 echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS SMs"

@@ -21,7 +21,10 @@ echo "GPU: $GPU"
 case "$GPU" in *H200*) ;; *) echo "not an H200: nothing measured"; exit 0 ;; esac
 PREFIX=r23a; . scripts/device/campaign_begin.sh ${1:-560}
 . scripts/device/pair_programs.sh
-Q="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
+# Timing only since session 31: every unit's programs are qualified at its keys on a 132-SM card
+# (accuracy only, 120 inputs per family: sessions 28 and 30 at T 256 and 4096, session 31's H100 at
+# T 1024, 8192, 16384 and the residual H 6144, campaign_h31a.sh), which the solver counts for sm_90a.
+Q="--sessions 2 --seconds-per-unit 0.5 --inputs-per-family 0"
 # Session 28's H200 call ran pwr-4k for H 512-6144 (bench/results/h200-2026-12-06b); H 8192 comes first now.
 run pwr-4k-8192 --H 8192 --forms plain --w-dtypes fp32,bf16 --T 4096 --ops bwd --programs routed,$PW --peers none $Q --wave-units 4
 run pwr-steps --forms plain --w-dtypes fp32,bf16 --T 4096 --ops 2xfwd+bwd --step-fwd routed --programs routed,$PW \

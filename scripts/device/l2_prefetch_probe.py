@@ -84,16 +84,18 @@ def probe_key(form: str, H: int, w: str, T: int, base_name: str, aheads: list[in
             runner.backward(p, inp.g, inp.x, inp.w, rstd, None, ws, dx_out=dx, dw_out=dw)
 
         entries.append(Entry(p.name, "bwd", 0, capture(call, dev)))
-        outs[p.name] = (dx, dw)
+        # A CUDA graph holds raw pointers, not the tensors: the workspace and outputs must outlive it
+        # (a freed workspace reused by the next program's allocations faulted on an H100).
+        outs[p.name] = (dx, dw, ws)
     samples: dict[str, list[float]] = {p.name: [] for p in progs}
     for s in range(2):
         for rec in time_entries(entries, s, rounds, replays, dev):
             samples[rec["impl"]].extend(rec["samples_us"])
-    dx0, dw0 = outs[base.name]
+    dx0, dw0, _ = outs[base.name]
     res = []
     for p in progs:
         med = statistics.median(samples[p.name])
-        dx, dw = outs[p.name]
+        dx, dw, _ = outs[p.name]
         same = bool(torch.equal(dx, dx0) and torch.equal(dw, dw0)) if p.launch.l2_prefetch != "none" or p is base else None
         res.append(dict(form=form, H=H, w_dtype=w, T=T, program=p.name, routed=p.name == r, base=base.name,
                         median_us=round(med, 3), n=len(samples[p.name]), pct_copy=round(100 * nbytes / (med * 1e-6) / 1e12 / copy_TBps, 1),
