@@ -20,6 +20,8 @@ HOPPER_SHARED_LIMIT = 232448
 # What a `.tma` program's pipelined tiles may take: the limit less 16 KiB for the reductions'
 # scratch and the pipeline's barriers.
 TMA_SHARED_BUDGET = HOPPER_SHARED_LIMIT - 16384
+# The name suffix letter of each L2-prefetch kind (`LaunchPolicy.l2_prefetch`): `.l2p{ahead}`, `.l2b{ahead}`.
+L2_PREFETCH_LETTERS = {"lines": "p", "bulk": "b"}
 
 
 @dataclass(frozen=True)
@@ -772,7 +774,7 @@ def _catalog() -> list[Program]:
     by_name = {p.name: p for p in progs}
     for base in ("p1x.r4.w8.fw.pf.wr.xs", "p1x.r4.w8.fw.pf.wr.xs.wc", "p12x.r2.w1.fw.pf.wr.xs.sr.fl",
                  "p12x.r2.w1.fw.pf.wr.xs.sr", "p4x.r4.w2.fw.pf.wr.xs", "p4x.r4.w2.fw.pf.wr.xs.wc", "p1x.w16.fw.pf.wr.xs"):
-        for kind, letter in (("lines", "p"), ("bulk", "b")):
+        for kind, letter in L2_PREFETCH_LETTERS.items():
             what = ("g and x of the tile four steps past the next asked into L2 "
                     + ("line by line (prefetch.global.L2)" if kind == "lines" else "row by row (cp.async.bulk.prefetch.L2)"))
             progs.append(_twin(by_name[f"bwd.twosum_pair.{base}"], f"l2{letter}4", what, l2_prefetch=kind, l2_ahead=4))

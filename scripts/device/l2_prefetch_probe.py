@@ -47,7 +47,7 @@ DEFAULT_KEYS = (
 
 def variant(base: registry.Program, kind: str, ahead: int) -> registry.Program:
     """The registered `<base>.l2{p,b}{ahead}` program, or the same launch policy built here."""
-    letter = {"lines": "p", "bulk": "b"}[kind]
+    letter = registry.L2_PREFETCH_LETTERS[kind]
     try:
         return registry.get(f"{base.name}.l2{letter}{ahead}")
     except registry.UnknownProgramError:
@@ -92,14 +92,15 @@ def probe_key(form: str, H: int, w: str, T: int, base_name: str, aheads: list[in
         for rec in time_entries(entries, s, rounds, replays, dev):
             samples[rec["impl"]].extend(rec["samples_us"])
     dx0, dw0, _ = outs[base.name]
+    medians = {name: statistics.median(v) for name, v in samples.items()}
     res = []
     for p in progs:
-        med = statistics.median(samples[p.name])
+        med = medians[p.name]
         dx, dw, _ = outs[p.name]
         same = bool(torch.equal(dx, dx0) and torch.equal(dw, dw0)) if p.launch.l2_prefetch != "none" or p is base else None
         res.append(dict(form=form, H=H, w_dtype=w, T=T, program=p.name, routed=p.name == r, base=base.name,
                         median_us=round(med, 3), n=len(samples[p.name]), pct_copy=round(100 * nbytes / (med * 1e-6) / 1e12 / copy_TBps, 1),
-                        vs_base=round(statistics.median(samples[base.name]) / med, 4), bitwise_base=same))
+                        vs_base=round(medians[base.name] / med, 4), bitwise_base=same))
     return res
 
 
