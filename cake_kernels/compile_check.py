@@ -174,12 +174,13 @@ def _require_compiler(arch: str) -> None:
 
 
 def compile_kernel(fn, signature: dict, meta: dict, num_warps: int, arch: str = "sm_90a", num_stages: int | None = None,
-                   divisible: frozenset = frozenset()):
+                   divisible: frozenset = frozenset(), max_registers: int = 0):
     """Triton's compiled kernel of `fn` for `arch` (no GPU needed). Arguments `fn` does not take are
     dropped, so the same arguments compile an older version of a kernel too (scripts/sass_identity.py).
     `num_stages` None is Triton's default (what the runner's reduce launches use). `divisible` names
     the arguments to compile as multiples of 16 (pointers: 16-byte aligned), as Triton's launcher
-    specializes them at run time (`runtime_specialization`)."""
+    specializes them at run time (`runtime_specialization`). `max_registers` (0: none) is the `.mr`
+    programs' cap (Triton's `maxnreg`, runner.register_cap)."""
     _require_compiler(arch)
     import triton
     from triton.backends.compiler import GPUTarget
@@ -190,6 +191,8 @@ def compile_kernel(fn, signature: dict, meta: dict, num_warps: int, arch: str = 
     sig = {**{k: v for k, v in signature.items() if k in names}, **{k: "constexpr" for k in meta}}
     attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(names) if n in divisible and sig.get(n) != "constexpr"}
     options = {"num_warps": num_warps} if num_stages is None else {"num_warps": num_warps, "num_stages": num_stages}
+    if max_registers:
+        options["maxnreg"] = max_registers
     return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=meta, attrs=attrs),
                           target=GPUTarget("cuda", ARCHES[arch], 32), options=options)
 
@@ -224,7 +227,8 @@ def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_9
         divisible, ones = runtime_specialization(sig, H)  # compile_kernel drops what fn does not take
         ppsm = prog.launch.programs_per_sm if i == 0 and prog.launch.grid == "persistent" else None
         try:
-            compiled = compile_kernel(fn, sig, {**meta, **ones}, warps, arch, stages, divisible)
+            cap = prog.launch.max_registers if i == 0 else 0  # the rows kernel's cap, not the reduce's
+            compiled = compile_kernel(fn, sig, {**meta, **ones}, warps, arch, stages, divisible, cap)
             res = _resources(compiled.asm["cubin"])
             shared = max(int(compiled.metadata.shared), res.get("shared_bytes") or 0)
             err = None

@@ -105,6 +105,13 @@ class LaunchPolicy:
     `.l2b{ahead}`). Why: where registers cap the tiles in flight per SM (contiguous heads H 256 and
     plain H 1536 at 70-77 % of copy), later tiles are on their way without them
     (programs/backward.py `rmsnorm_bwd_rows_l2_prefetch_kernel`; two-launch split-rstd programs only).
+    max_registers: a cap on the registers per thread of a two-launch backward's rows kernel (Triton's
+    `maxnreg`, PTX `.maxnreg`; names end `.mr{N}`), 0 for ptxas's own choice. Why: ptxas sizes a
+    build for one program, not for the `programs_per_sm` a persistent grid asks for; one register over
+    the line (129 at 8 warps) halves the programs resident per SM and runs the grid as two waves.
+    compile_check (sm_90a, Triton 3.6, H 1536): `p2x.r2.w8.fw.pf.wr.sp.xs.wc` 149 registers uncapped,
+    one program resident of two; at 128 no spill and both resident. The cap holds only where it
+    costs no spill: a spilled value goes through local memory (L1, then DRAM) in the loop.
     """
 
     grid: str
@@ -133,8 +140,12 @@ class LaunchPolicy:
     reduce_columns: int = 0
     l2_prefetch: str = "none"
     l2_ahead: int = 0
+    max_registers: int = 0
 
     def __post_init__(self) -> None:
+        if self.max_registers and (self.max_registers % 8 or not 32 <= self.max_registers <= 248):
+            raise ValueError(f"max_registers: {self.max_registers!r} is not 0 or a multiple of 8 in 32-248 "
+                             "(registers are allocated 8 per thread at a time; 255 is ptxas's own limit)")
         if self.l2_prefetch not in ("none", "lines", "bulk"):
             raise ValueError(f"l2_prefetch: {self.l2_prefetch!r} is not one of ('none', 'lines', 'bulk')")
         if (self.l2_prefetch == "none") != (self.l2_ahead == 0) or not 0 <= self.l2_ahead <= 16:
@@ -255,6 +266,11 @@ class Program:
                              "persistent program that prefetches one-tile rows with pointer loads and split-rstd "
                              "products (mode 3, single_launch False, prefetch True, split_h False, products "
                              "'split_rstd', gres_load 'in_step')")
+        if lp.max_registers and (self.op != "bwd" or self.single_launch or lp.grid != "persistent"
+                                 or lp.reduce == "grid_sync"):
+            raise ValueError(f"program {self.name!r}: max_registers={lp.max_registers} caps the rows kernel of a "
+                             "two-launch persistent backward (single_launch False, grid 'persistent', reduce not "
+                             "'grid_sync')")
         if self.launch.products != "eft" and (self.mode != 3 or not two_launch_rows or self.launch.loads != "pointer"):
             raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch (or `.gs`) "
                              "compensated program with pointer loads (mode 3, single_launch False or reduce 'grid_sync', "
@@ -276,7 +292,7 @@ class Program:
                              ("products", "eft"), ("chunk", 0),
                              ("static_h", False), ("heads_rows", "indexed"), ("stats", "ieee"), ("gres_load", "in_step"),
                              ("reduce_tiles", "looped"), ("barrier_wait", "all"), ("reduce_columns", 0),
-                             ("l2_prefetch", "none"), ("l2_ahead", 0)):
+                             ("l2_prefetch", "none"), ("l2_ahead", 0), ("max_registers", 0)):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -778,6 +794,33 @@ def _catalog() -> list[Program]:
             what = ("g and x of the tile four steps past the next asked into L2 "
                     + ("line by line (prefetch.global.L2)" if kind == "lines" else "row by row (cp.async.bulk.prefetch.L2)"))
             progs.append(_twin(by_name[f"bwd.twosum_pair.{base}"], f"l2{letter}4", what, l2_prefetch=kind, l2_ahead=4))
+    # `.mr128` (session 32, max_registers above): the unpadded two-row H 1536 tile at 149 registers
+    # (compile_check, Triton 3.6) runs one of its two programs per SM at a time; capped at 128 it
+    # spills nothing and both are resident. H <= 2048: wider split rows (5120, 6144) need far more
+    # than 128 at two rows of 8 warps, and would spill.
+    for base in ("p2x.r2.w8.fw.pf.wr.sp.xs", "p2x.r2.w8.fw.pf.wr.sp.xs.wc"):
+        capped = _twin(by_name[f"bwd.twosum_pair.{base}"], "mr128", "its rows kernel capped at 128 registers per "
+                       "thread, so that both programs per SM are resident", max_registers=128)
+        progs.append(replace(capped, H_max=2048))
+    # Multi-row `.tma` (session 32): the rows-1 `.tma` shapes above were 10 % slower than their
+    # pointer twins at H 1536 BF16 T 65536 on the H200 (`p2x.w4.s6` 258.9 us against `p2x.w4.fw.pf.wr`
+    # 236.2), though each keeps 5 rows of g and x in flight: per row a program waits on its barrier and
+    # sums a row across its warps. Two or four rows per step share those costs, and the tiles waiting
+    # in shared memory still cost no registers (compile_check, sm_90a, Triton 3.6, H 1536 BF16:
+    # `p2x.r2.w8.s4` 126 registers and 49 KB, two programs per SM, 3 steps of 2 rows each in flight;
+    # `p1x.r4.w8.s4` 197 registers and 99 KB). `.wc` twins: the FP32-weight build, as for the pointer
+    # programs. H <= 2048: at H 4096 two 4096-wide rows of 8 warps need about 240 registers.
+    for ppsm, rows, warps, stages, twin in ((2, 2, 8, 4, "p2x.r2.w8"), (2, 2, 8, 6, "p2x.r2.w8"), (1, 4, 8, 4, "p1x.r4.w8")):
+        tma = Program(
+            f"bwd.twosum_pair.p{ppsm}x.r{rows}.w{warps}.s{stages}.wr.tma", "bwd", "twosum_pair", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
+                         reduce="wide", loads="tma"),
+            f"as bwd.twosum_pair.{twin}.fw.pf.wr with the FP64 fold in registers, g and x read {rows} rows at a time "
+            f"through TMA descriptors pipelined {stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0; H <= 2048)",
+            bwd_mod, mode=TWOSUM, H_max=2048, forms=("plain", "residual", "heads_contiguous"),
+            fallback=f"bwd.twosum_pair.{twin}.fw.pf.wr")
+        progs += [tma, _twin(tma, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
+                             "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
     return progs
 
 

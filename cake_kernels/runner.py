@@ -369,11 +369,12 @@ def backward(
         bk.rmsnorm_bwd_tma_kernel[(P,)](
             gd, xd, weight, rstd, gres_t, dx, partials, n_rows, xr.NH, H, float(H),
             gres.st if gres else 0, gres.sh if gres else 0, **meta, num_warps=warps, num_stages=lp.stages,
+            **register_cap(program),
         )
     else:
         backward_rows_kernel(program)[(P,)](
             gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common,
-            **meta, num_warps=warps, num_stages=lp.stages,
+            **meta, num_warps=warps, num_stages=lp.stages, **register_cap(program),
         )
     if lp.reduce == "split":
         splits, per_split, grid1, meta1, grid2, meta2, rwarps = split_reduce_meta(P, H)
@@ -697,6 +698,12 @@ def backward_launch_meta(program: Program, H: int, has_gres: bool, exact: bool |
     if program.launch.l2_prefetch != "none":
         meta = {**meta, **l2_prefetch_meta(program)}
     return meta, warps
+
+
+def register_cap(program: Program) -> dict:
+    """The compile option that caps a `.mr` backward's rows kernel at `max_registers` per thread
+    (Triton's `maxnreg`; a separate build in Triton's cache), or none. The CPU interpreter drops it."""
+    return {"maxnreg": program.launch.max_registers} if program.launch.max_registers else {}
 
 
 def l2_prefetch_meta(program: Program) -> dict:

@@ -104,3 +104,25 @@ def test_l2_prefetch_probe_refuses_bad_arguments(monkeypatch, capsys):
         with pytest.raises(SystemExit, match=msg):
             probe.main()
 
+
+
+def test_variant_probe_picks_supported_programs_and_refuses_bad_arguments(monkeypatch):
+    from cake_kernels import registry
+
+    probe = _script("variant_probe")
+    assert probe.parse_keys("plain:1536:bf16:65536,heads_contiguous:256:fp32:1") == [
+        ("plain", 1536, "bf16", 65536), ("heads_contiguous", 256, "fp32", 1)]
+    for bad in ("plain:1536:bf16", "rows:1536:bf16:1", "plain:1536:fp16:1", "plain:x:bf16:1"):
+        with pytest.raises(SystemExit, match="--keys"):
+            probe.parse_keys(bad)
+    # a prefix ending in * takes every backward it names that supports the key; a name the key
+    # does not take is left out (the `.wc` twins at an FP32 weight, the H <= 2048 `.tma` rows at 4096)
+    got = [p.name for p in probe.pick(["bwd.twosum_pair.p2x.r2.w8.s4.wr.tma*"], 1536, "plain", "bf16")]
+    assert got == ["bwd.twosum_pair.p2x.r2.w8.s4.wr.tma", "bwd.twosum_pair.p2x.r2.w8.s4.wr.tma.wc"]
+    assert [p.name for p in probe.pick(["bwd.twosum_pair.p2x.r2.w8.s4.wr.tma*"], 1536, "plain", "fp32")] == got[:1]
+    assert probe.pick(["bwd.twosum_pair.p2x.r2.w8.s4.wr.tma"], 4096, "plain", "bf16") == []
+    with pytest.raises(registry.UnknownProgramError):
+        probe.pick(["bwd.no.such.program"], 1536, "plain", "bf16")
+    monkeypatch.setattr("sys.argv", ["variant_probe.py", "--keys", "plain:1536:bf16:1", "--programs", "bwd.nope"])
+    with pytest.raises(registry.UnknownProgramError, match="bwd.nope"):
+        probe.main()

@@ -84,6 +84,26 @@ def test_tma_programs_fit_shared_memory_at_every_supported_width():
             assert 0 < r["shared_bytes"] <= registry.TMA_SHARED_BUDGET + 16384, r
 
 
+def test_register_capped_programs_build_at_their_cap():
+    """A `.mr` program's rows kernel is built with Triton's `maxnreg` (runner.register_cap), so its
+    registers stay at or under the cap and every program its grid asks for per SM is resident; the
+    base reports what ptxas picks unasked (session 32, Triton 3.6: 149 at H 1536, one of two resident)."""
+    capped = [p for p in registry.all_programs() if p.launch.max_registers]
+    assert capped
+    rows = _check("--H", "1536", "--w-dtypes", "fp32,bf16", "--programs", ",".join(p.name for p in capped))
+    own = [r for r in rows if r["kernel"].startswith("rmsnorm_bwd_rows")]
+    assert own and not [r for r in rows if r["error"]]
+    for r in own:
+        prog = registry.get(r["program"])
+        assert 0 < r["registers"] <= prog.launch.max_registers, r
+        assert r["resident_per_sm"] >= r["programs_per_sm"], r
+    # the reduce launch is not capped: it builds as the base's does
+    base_rows = _check("--H", "1536", "--w-dtypes", "fp32", "--programs", "bwd.twosum_pair.p2x.r2.w8.fw.pf.wr.sp.xs")
+    reduce_regs = {r["program"]: r["registers"] for r in rows + base_rows if r["kernel"].startswith("reduce")
+                   and r["w_dtype"] == "fp32" and r["program"].removesuffix(".mr128") == "bwd.twosum_pair.p2x.r2.w8.fw.pf.wr.sp.xs"}
+    assert len(reduce_regs) == 2 and len(set(reduce_regs.values())) == 1, reduce_regs
+
+
 def test_grid_sync_programs_fit_their_whole_grid_at_every_supported_key():
     """A `.gs` program's barrier needs every program of its grid resident at once (its cooperative
     launch is refused otherwise), so the registry offers it only where its programs per SM fit: at

@@ -15,8 +15,8 @@ import torch
 
 from cake_kernels import registry, runner
 from cake_kernels.reference import reference_forward
-from tests.cake_kernels.helpers import inputs, run_backward_checked, run_forward_checked
-from tests.cake_kernels.interpreter_twins import Case, Thinned
+from tests.cake_kernels.helpers import inputs, recorded_launches, run_backward_checked, run_forward_checked
+from tests.cake_kernels.interpreter_twins import Case, Thinned, _describe
 
 HS = (1, 7, 256, 512, 1000, 4096)
 TS = (0, 1, 2, 63, 64, 65, 257)
@@ -29,10 +29,12 @@ TRITON_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.grid != "
 
 
 def _family_tested(p) -> bool:
-    """Whether the family lists below take `p`: the `.fl`, `.gp` and `.l2p` / `.l2b` twins are left out,
-    each checked against its base instead (test_flat_head_rows_match_their_base,
-    test_gres_prefetch_programs_match_their_base, test_l2_prefetch_programs_match_their_base)."""
-    return p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step" and p.launch.l2_prefetch == "none"
+    """Whether the family lists below take `p`: the `.fl`, `.gp`, `.l2p` / `.l2b` and `.mr` twins are left
+    out, each checked against its base instead (test_flat_head_rows_match_their_base,
+    test_gres_prefetch_programs_match_their_base, test_l2_prefetch_programs_match_their_base,
+    test_register_capped_programs_match_their_base)."""
+    return (p.launch.heads_rows == "indexed" and p.launch.gres_load == "in_step" and p.launch.l2_prefetch == "none"
+            and not p.launch.max_registers)
 
 
 def _run(name, inp):
@@ -64,6 +66,10 @@ def test_registry_contract():
         assert (lp.fold_in == "workspace") == (".fw" in p.name), p.name
         parts = p.name.split(".")
         # `.l2p{N}` / `.l2b{N}` twins (L2 prefetch, N tiles ahead) are their base's name plus that, the last part
+        # `.mr{N}` twins (the rows kernel's register cap) are their base's name plus that, the last part
+        assert (lp.max_registers > 0) == (parts[-1] == f"mr{lp.max_registers}"), p.name
+        if lp.max_registers:
+            parts = parts[:-1]
         l2 = {"none": "", "lines": f"l2p{lp.l2_ahead}", "bulk": f"l2b{lp.l2_ahead}"}[lp.l2_prefetch]
         assert (lp.l2_prefetch != "none") == (parts[-1] == l2), p.name
         if l2:
@@ -99,7 +105,9 @@ def test_registry_contract():
         assert (lp.reduce == "one_pass") == (parts[-1] == "op"), p.name
         # `.gs` (one launch, grid barrier): a `.wr` program's name with `.gs` in place of `.wr`
         assert (lp.reduce == "grid_sync") == ("gs" in parts) and (lp.reduce == "grid_sync") <= p.single_launch, p.name
-        assert (lp.loads == "tma") == (parts[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
+        # `.tma` ends the name, or comes right before a `.wc` (its weight-cast twin)
+        core = parts[:-1] if parts[-1] == "wc" else parts
+        assert (lp.loads == "tma") == (core[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
         assert lp.split_h == ("sp" in parts), p.name
         assert (lp.weight_load == "beside_rows") == (parts[-1] == "wx"), p.name
         assert (lp.weight_load == "row_tile") == (parts[-1] == "wt"), p.name
@@ -645,16 +653,20 @@ def test_tma_programs_against_fp64_and_their_fallback(name):
     column): against FP64 with poisoned outputs in the forms they take, dx bitwise equal to the
     pointer-load fallback (same math per row), dw equal up to the partials' summation order."""
     prog = registry.get(name)
-    assert prog.launch.loads == "tma" and prog.fallback and not prog.supports(1000 + 4, "plain", "fp32")
-    assert not prog.supports(256, "heads_strided", "fp32")
+    w = "fp32" if "fp32" in prog.w_dtypes else "bf16"  # `.wc` twins take BF16 weights only
+    assert prog.launch.loads == "tma" and prog.fallback and not prog.supports(1000 + 4, "plain", w)
+    assert not prog.supports(256, "heads_strided", w)
+    ran = 0
     for H, T, form in ((256, 37, "plain"), (1000, 9, "residual"), (256, 5, "heads_contiguous"), (512, 70, "plain")):
-        if not prog.supports(H, form, "fp32"):
+        if not prog.supports(H, form, w):
             continue
-        inp = inputs("same_sign", T, H, "fp32", form=form, seed=T)
+        ran += 1
+        inp = inputs("same_sign", T, H, w, form=form, seed=T)
         dx, dw, _ = run_backward_checked(prog, inp)
         dx2, dw2, _ = run_backward_checked(registry.get(prog.fallback), inp)
         assert torch.equal(dx, dx2)
         torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+    assert ran >= 2, name  # the H <= 256 programs take two of the four
 
 
 @pytest.mark.interpreter
@@ -892,6 +904,59 @@ def test_l2_prefetch_needs_a_prefetching_two_launch_split_rstd_program():
     with pytest.raises(ValueError, match="l2_prefetch"):
         registry.Program("bwd.twosum.x", "bwd", "twosum", True, replace(lp, reduce="grid_sync"), "", mode=3,
                          single_launch=True)
+
+
+REGISTER_CAPPED = [p.name for p in registry.all_programs() if p.launch.max_registers]
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", REGISTER_CAPPED)
+def test_register_capped_programs_match_their_base(name, monkeypatch):
+    """`.mr` twins launch their base's kernels with the same arguments, the rows kernel with Triton's
+    `maxnreg` compile option added (the reduce keeps ptxas's own choice), so dx and dw are the
+    base's bit for bit: a register cap changes where values live, not the arithmetic (the interpreter
+    ignores the option; compile_check builds the capped kernel for sm_90a)."""
+    monkeypatch.setattr(runner, "sm_count", lambda device: 2)
+    prog = registry.get(name)
+    base = registry.get(name.removesuffix(f".mr{prog.launch.max_registers}"))
+    assert prog.launch == replace(base.launch, max_registers=prog.launch.max_registers)
+    assert runner.register_cap(prog) == {"maxnreg": prog.launch.max_registers} and runner.register_cap(base) == {}
+    assert prog.fingerprint != base.fingerprint
+    w = prog.w_dtypes[0]
+    for H, T, form in ((1536, 37, "plain"), (1536, 9, "residual"), (1000, 70, "plain")):
+        if not prog.supports(H, form, w):
+            continue
+        inp = inputs("outlier_rows", T, H, w, form=form, seed=H + T)
+        logs = []
+        for p in (prog, base):
+            log: list = []
+            with recorded_launches(log):
+                runner.backward(p, inp.g, inp.x, inp.w, torch.ones(inp.x.numel() // H), inp.g_h_new)
+            logs.append(log)
+        capped, plain = logs
+        assert [la.meta.get("maxnreg") for la in capped] == [prog.launch.max_registers] + [None] * (len(capped) - 1)
+        def same(la):  # kernel, grid, argument shapes/strides/dtypes and scalars, options but the cap
+            return (la.kernel, la.grid, [_describe(a) for a in la.args], {k: v for k, v in la.meta.items() if k != "maxnreg"},
+                    la.warps, la.stages)
+        assert [same(la) for la in capped] == [same(la) for la in plain]
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx0, dw0, _ = run_backward_checked(base, inp)
+        assert torch.equal(dx, dx0) and torch.equal(dw, dw0), (name, form, H, T)
+
+
+def test_max_registers_is_validated():
+    for bad in (-8, 7, 24, 129, 256):
+        with pytest.raises(ValueError, match="max_registers"):
+            registry.LaunchPolicy("persistent", max_registers=bad)
+    lp = registry.LaunchPolicy("persistent", fold=256, fold_in="workspace", prefetch=True, reduce="wide", max_registers=128)
+    registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, lp, "", mode=3)  # accepted
+    with pytest.raises(ValueError, match="max_registers"):
+        registry.Program("bwd.twosum.x", "bwd", "twosum", True, replace(lp, reduce="grid_sync"), "", mode=3,
+                         single_launch=True)
+    with pytest.raises(ValueError, match="max_registers"):
+        registry.Program("fwd.persist.x", "fwd", "persistent", True, registry.LaunchPolicy("persistent", max_registers=64), "")
+    with pytest.raises(ValueError, match="max_registers"):
+        registry.Program("bwd.pair.x", "bwd", "pair", True, registry.LaunchPolicy("row_blocks", max_registers=64), "", mode=1)
 
 
 GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync" and _family_tested(p)
