@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script(name: str):
+    # The scripts run as `python scripts/device/NAME.py`, with their folder on the path (probe_common).
+    if str(ROOT / "scripts" / "device") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts" / "device"))
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "device" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

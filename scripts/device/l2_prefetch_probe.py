@@ -22,7 +22,6 @@ import argparse
 import dataclasses
 import json
 import os
-import statistics
 import time
 
 import torch
@@ -30,8 +29,9 @@ import triton
 
 from cake_kernels import registry, runner
 from cake_kernels.inputs import make_inputs
-from cake_kernels.routes.dispatch import route, table_for
-from cake_router.measure.protocol import Entry, capture, copy_bandwidth_TBps, time_entries
+from cake_router.measure.protocol import copy_bandwidth_TBps
+from probe_common import routed_backward as routed
+from probe_common import time_backwards
 
 # (form, H, w_dtype, T, base): the copy target's binding rows and the peer target's (plain H 1536).
 DEFAULT_KEYS = (
@@ -55,14 +55,6 @@ def variant(base: registry.Program, kind: str, ahead: int) -> registry.Program:
                                    launch=dataclasses.replace(base.launch, l2_prefetch=kind, l2_ahead=ahead))
 
 
-def routed(form: str, H: int, w: str, T: int) -> str | None:
-    table = table_for("sm_90a")
-    try:
-        return route(table, "sm_90a", "bwd", H, w, form, "det", T, warn=False) if table is not None else None
-    except Exception:  # a key the table does not hold
-        return None
-
-
 def probe_key(form: str, H: int, w: str, T: int, base_name: str, aheads: list[int], rounds: int, replays: int,
               copy_TBps: float, dev) -> list[dict]:
     base = registry.get(base_name)
@@ -74,25 +66,8 @@ def probe_key(form: str, H: int, w: str, T: int, base_name: str, aheads: list[in
     _, rstd, _ = runner.forward("fwd.row.r1.w8", inp.x, inp.w, 1e-6)
     rows = inp.x.numel() // H
     nbytes = 6 * rows * H + 4 * rows
-    entries, outs = [], {}
-    for p in progs:
-        ws = runner.workspace_for(p, inp.x)
-        dx = torch.empty_like(inp.x)
-        dw = torch.empty(H, dtype=torch.float32, device=dev)
-
-        def call(p=p, ws=ws, dx=dx, dw=dw):
-            runner.backward(p, inp.g, inp.x, inp.w, rstd, None, ws, dx_out=dx, dw_out=dw)
-
-        entries.append(Entry(p.name, "bwd", 0, capture(call, dev)))
-        # A CUDA graph holds raw pointers, not the tensors: the workspace and outputs must outlive it
-        # (a freed workspace reused by the next program's allocations faulted on an H100).
-        outs[p.name] = (dx, dw, ws)
-    samples: dict[str, list[float]] = {p.name: [] for p in progs}
-    for s in range(2):
-        for rec in time_entries(entries, s, rounds, replays, dev):
-            samples[rec["impl"]].extend(rec["samples_us"])
+    medians, samples, outs = time_backwards(progs, inp.g, inp.x, inp.w, rstd, None, rounds, replays, dev)
     dx0, dw0, _ = outs[base.name]
-    medians = {name: statistics.median(v) for name, v in samples.items()}
     res = []
     for p in progs:
         med = medians[p.name]

@@ -1,5 +1,6 @@
-"""What the device probes (twosum_probe, fwd_probe, wdtype_probe) share: the builds Triton has made
-so far of some kernels, and one indicative timer.
+"""What the device probes (twosum_probe, fwd_probe, wdtype_probe, l2_prefetch_probe, variant_probe)
+share: the builds Triton has made so far of some kernels, one indicative timer, the routed backward
+at a key, and backward programs timed side by side by the harness's protocol.
 
 Imported by those scripts as `probe_common` (they run as `python scripts/device/NAME.py`, so this
 folder is on the path)."""
@@ -32,3 +33,46 @@ def time_us(fn, T: int) -> float:
     fn()
     torch.cuda.synchronize()
     return triton.testing.do_bench(fn, warmup=5, rep=40 if T < 1 << 20 else 100, return_mode="median") * 1e3
+
+
+def routed_backward(form: str, H: int, w: str, T: int) -> str | None:
+    """The backward the shipped sm_90a table runs at (form, H, w, T), deterministic mode; None where
+    there is no table or the table does not hold the key."""
+    from cake_kernels.routes.dispatch import route, table_for
+
+    table = table_for("sm_90a")
+    try:
+        return route(table, "sm_90a", "bwd", H, w, form, "det", T, warn=False) if table is not None else None
+    except Exception:  # a key the table does not hold
+        return None
+
+
+def time_backwards(progs, g, x, w, rstd, gres, rounds: int, replays: int, dev):
+    """({name: median us}, {name: samples}, {name: (dx, dw, workspace)}) of the backward `progs` on
+    one input, each captured as a CUDA graph and timed side by side by the harness's own protocol
+    (cake_router.measure.protocol: L2 flushed before every replay, CUPTI kernel spans, rotated order,
+    two sessions)."""
+    import statistics
+
+    from cake_kernels import runner
+    from cake_router.measure.protocol import Entry, capture, time_entries
+
+    H = x.shape[-1]
+    entries, outs = [], {}
+    for p in progs:
+        ws = runner.workspace_for(p, x)
+        dx = torch.empty_like(x)
+        dw = torch.empty(H, dtype=torch.float32, device=dev)
+
+        def call(p=p, ws=ws, dx=dx, dw=dw):
+            runner.backward(p, g, x, w, rstd, gres, ws, dx_out=dx, dw_out=dw)
+
+        entries.append(Entry(p.name, "bwd", 0, capture(call, dev)))
+        # A CUDA graph holds raw pointers, not the tensors: the workspace and outputs must outlive it
+        # (a freed workspace reused by the next program's allocations faulted on an H100, session 31).
+        outs[p.name] = (dx, dw, ws)
+    samples: dict[str, list[float]] = {p.name: [] for p in progs}
+    for s in range(2):
+        for rec in time_entries(entries, s, rounds, replays, dev):
+            samples[rec["impl"]].extend(rec["samples_us"])
+    return {name: statistics.median(v) for name, v in samples.items()}, samples, outs

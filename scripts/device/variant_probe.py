@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import time
 
 import torch
@@ -30,8 +29,9 @@ import triton
 
 from cake_kernels import reference, reference_fp64, registry, runner
 from cake_kernels.inputs import make_inputs
-from cake_kernels.routes.dispatch import route, table_for
-from cake_router.measure.protocol import Entry, capture, copy_bandwidth_TBps, time_entries
+from cake_router.measure.protocol import copy_bandwidth_TBps
+from probe_common import routed_backward as routed
+from probe_common import time_backwards
 
 
 def parse_keys(text: str) -> list[tuple[str, int, str, int]]:
@@ -61,14 +61,6 @@ def pick(patterns: list[str], H: int, form: str, w: str) -> list[registry.Progra
     return progs
 
 
-def routed(form: str, H: int, w: str, T: int) -> str | None:
-    table = table_for("sm_90a")
-    try:
-        return route(table, "sm_90a", "bwd", H, w, form, "det", T, warn=False) if table is not None else None
-    except Exception:  # a key the table does not hold
-        return None
-
-
 def probe_key(form: str, H: int, w: str, T: int, patterns: list[str], rounds: int, replays: int, copy_TBps: float,
               dev) -> list[dict]:
     progs = pick(patterns, H, form, w)
@@ -81,23 +73,7 @@ def probe_key(form: str, H: int, w: str, T: int, patterns: list[str], rounds: in
     rows = inp.x.numel() // H
     nbytes = 6 * rows * H + 4 * rows + (2 * rows * H if gres is not None else 0)
     dw64 = reference_fp64.dw64(inp.g, inp.x, rstd)
-    entries, outs = [], {}
-    for p in progs:
-        ws = runner.workspace_for(p, inp.x)
-        dx = torch.empty_like(inp.x)
-        dw = torch.empty(H, dtype=torch.float32, device=dev)
-
-        def call(p=p, ws=ws, dx=dx, dw=dw):
-            runner.backward(p, inp.g, inp.x, inp.w, rstd, gres, ws, dx_out=dx, dw_out=dw)
-
-        entries.append(Entry(p.name, "bwd", 0, capture(call, dev)))
-        # A CUDA graph holds raw pointers, not the tensors: the workspace and outputs must outlive it.
-        outs[p.name] = (dx, dw, ws)
-    samples: dict[str, list[float]] = {p.name: [] for p in progs}
-    for s in range(2):
-        for rec in time_entries(entries, s, rounds, replays, dev):
-            samples[rec["impl"]].extend(rec["samples_us"])
-    medians = {name: statistics.median(v) for name, v in samples.items()}
+    medians, samples, outs = time_backwards(progs, inp.g, inp.x, inp.w, rstd, gres, rounds, replays, dev)
     ref_us = medians.get(r) if r else None
     res = []
     for p in progs:
