@@ -112,7 +112,7 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
         desc = f"tensordesc<bf16[{meta['ROWS']}, {meta['BLOCK_H']}]>"
         sig = {"GD": desc, "XD": desc, "W": _PTR_W[w], "RSTD": "*fp32", "GRES": "*bf16", "DX": "*bf16", "WS": ws,
                "n_rows": "i32", "NH": "i32", "H": "i32", "H_f": "fp32", "srt": "i64", "srh": "i64"}
-        out = [(bk.rmsnorm_bwd_tma_kernel, sig, meta, warps)]
+        out = [(runner.tma_kernel(program), sig, meta, warps)]
     else:
         sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL}
         out = [(runner.backward_rows_kernel(program), sig, meta, warps)]

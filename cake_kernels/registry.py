@@ -271,10 +271,11 @@ class Program:
             raise ValueError(f"program {self.name!r}: max_registers={lp.max_registers} caps the rows kernel of a "
                              "two-launch persistent backward (single_launch False, grid 'persistent', reduce not "
                              "'grid_sync')")
-        if self.launch.products != "eft" and (self.mode != 3 or not two_launch_rows or self.launch.loads != "pointer"):
+        if self.launch.products != "eft" and (self.mode != 3 or not two_launch_rows
+                                              or (self.launch.loads == "tma" and self.launch.reduce == "grid_sync")):
             raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch (or `.gs`) "
-                             "compensated program with pointer loads (mode 3, single_launch False or reduce 'grid_sync', "
-                             "loads 'pointer')")
+                             "compensated program (mode 3, single_launch False or reduce 'grid_sync'; TMA loads "
+                             "two-launch only)")
 
     def supports(self, H: int, form: str, w_dtype: str) -> bool:
         if self.launch.split_h and self.launch.tiles_for(H)[1] == 0:
@@ -809,18 +810,22 @@ def _catalog() -> list[Program]:
     # in shared memory still cost no registers (compile_check, sm_90a, Triton 3.6, H 1536 BF16:
     # `p2x.r2.w8.s4` 126 registers and 49 KB, two programs per SM, 3 steps of 2 rows each in flight;
     # `p1x.r4.w8.s4` 197 registers and 99 KB). `.wc` twins: the FP32-weight build, as for the pointer
-    # programs. H <= 2048: at H 4096 two 4096-wide rows of 8 warps need about 240 registers.
+    # programs. `.xs.tma`: the split-rstd products (programs/backward.py rmsnorm_bwd_tma_split_rstd_kernel),
+    # which took the pointer programs 10-14 % further at H 1536. H <= 2048: at H 4096 two 4096-wide
+    # rows of 8 warps need about 240 registers.
     for ppsm, rows, warps, stages, twin in ((2, 2, 8, 4, "p2x.r2.w8"), (2, 2, 8, 6, "p2x.r2.w8"), (1, 4, 8, 4, "p1x.r4.w8")):
-        tma = Program(
-            f"bwd.twosum_pair.p{ppsm}x.r{rows}.w{warps}.s{stages}.wr.tma", "bwd", "twosum_pair", True,
-            LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
-                         reduce="wide", loads="tma"),
-            f"as bwd.twosum_pair.{twin}.fw.pf.wr with the FP64 fold in registers, g and x read {rows} rows at a time "
-            f"through TMA descriptors pipelined {stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0; H <= 2048)",
-            bwd_mod, mode=TWOSUM, H_max=2048, forms=("plain", "residual", "heads_contiguous"),
-            fallback=f"bwd.twosum_pair.{twin}.fw.pf.wr")
-        progs += [tma, _twin(tma, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
-                             "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
+        for xs in ((False, True) if stages == 4 else (False,)):
+            tma = Program(
+                f"bwd.twosum_pair.p{ppsm}x.r{rows}.w{warps}.s{stages}.wr{'.xs' if xs else ''}.tma", "bwd", "twosum_pair", True,
+                LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
+                             reduce="wide", loads="tma", products="split_rstd" if xs else "eft"),
+                f"as bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''} with the FP64 fold in registers, g and x read "
+                f"{rows} rows at a time through TMA descriptors pipelined {stages} deep in shared memory ({ppsm} "
+                "programs/SM; H % 8 == 0; H <= 2048)",
+                bwd_mod, mode=TWOSUM, H_max=2048, forms=("plain", "residual", "heads_contiguous"),
+                fallback=f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}")
+            progs += [tma, _twin(tma, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
+                                 "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
     return progs
 
 

@@ -366,7 +366,7 @@ def backward(
         return _fallback_backward(program, n_rows, g, x, weight, rstd, g_h_new, workspace, dx, dw)
     if lp.loads == "tma":
         gd, xd = (tma_descriptor(r, H, lp.rows, meta["BLOCK_H"]) for r in (gr, xr))
-        bk.rmsnorm_bwd_tma_kernel[(P,)](
+        tma_kernel(program)[(P,)](
             gd, xd, weight, rstd, gres_t, dx, partials, n_rows, xr.NH, H, float(H),
             gres.st if gres else 0, gres.sh if gres else 0, **meta, num_warps=warps, num_stages=lp.stages,
             **register_cap(program),
@@ -698,6 +698,14 @@ def backward_launch_meta(program: Program, H: int, has_gres: bool, exact: bool |
     if program.launch.l2_prefetch != "none":
         meta = {**meta, **l2_prefetch_meta(program)}
     return meta, warps
+
+
+def tma_kernel(program: Program):
+    """The rows kernel of a `.tma` backward: with split-rstd products (`.xs.tma`) its own build, so
+    that the `.tma` programs with mul.rn products keep theirs."""
+    from cake_kernels.programs import backward as bk
+
+    return bk.rmsnorm_bwd_tma_split_rstd_kernel if program.launch.products == "split_rstd" else bk.rmsnorm_bwd_tma_kernel
 
 
 def register_cap(program: Program) -> dict:

@@ -7,7 +7,7 @@
 # campaign_r23a.sh, timing only since session 31's H100 run qualified its remaining units
 # (campaign_h31a.sh, bench/results/h100-2026-12-07b). Another card runs the session-32 variant probe.
 # Usage: bash scripts/device/session32.sh [SECONDS]
-PROBE_PROGRAMS='bwd.twosum_pair.p2x.r2.w8.s4.wr.tma*,bwd.twosum_pair.p2x.r2.w8.s6.wr.tma*,bwd.twosum_pair.p1x.r4.w8.s4.wr.tma*,bwd.twosum_pair.p2x.r2.w8.fw.pf.wr.sp.xs*,bwd.twosum_pair.p2x.r2.w8.fw.pf.wr.xs.wc,bwd.twosum_pair.p2x.w4.s6.wr.tma,bwd.twosum_pair.p1x.r4.w8.fw.pf.wr.xs.wc'
+PROBE_PROGRAMS='bwd.twosum_pair.p2x.r2.w8.s4.wr.xs.tma*,bwd.twosum_pair.p1x.r4.w8.s4.wr.xs.tma*,bwd.twosum_pair.p2x.r2.w8.s4.wr.tma*,bwd.twosum_pair.p2x.r2.w8.s6.wr.tma*,bwd.twosum_pair.p1x.r4.w8.s4.wr.tma*,bwd.twosum_pair.p2x.r2.w8.fw.pf.wr.sp.xs*,bwd.twosum_pair.p2x.r2.w8.fw.pf.wr.xs.wc,bwd.twosum_pair.p2x.w4.s6.wr.tma,bwd.twosum_pair.p1x.r4.w8.fw.pf.wr.xs.wc'
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
 T0=$(date +%s); B=${1:-540}
