@@ -826,6 +826,24 @@ def _catalog() -> list[Program]:
                 fallback=f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}")
             progs += [tma, _twin(tma, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
                                  "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
+    # Narrow multi-row `.tma` (session 32): the same at the rows that bind the copy target, 256-wide
+    # heads and H 512, with a tile of one or two warps and many programs per SM, as the pointer
+    # programs there (`p12x.r2.w1`, `p4x.r4.w2`). On an H100 the rows-1 `.tma` shapes were 0.59-0.78x
+    # of the routed program there and the 8-warp multi-row ones 0.12-0.36x (a 256-wide row over 256
+    # threads); the 8-warp four-row `p1x.r4.w8.s4` ran H 1536 at 1.11-1.15x the routed program (T
+    # 16384 to 1M, bench/results/h100-2026-12-07c). At P = 12-16 x SMs the partials take the two-pass
+    # reduce (`.sr`), as the pointer programs there do.
+    for ppsm, rows, warps, stages, h_max, twin in ((16, 2, 1, 4, 256, "p16x.r2.w1"), (12, 2, 1, 6, 256, "p12x.r2.w1"),
+                                                   (5, 4, 2, 4, 512, "p4x.r4.w2"), (4, 4, 2, 6, 512, "p4x.r4.w2")):
+        progs.append(Program(
+            f"bwd.twosum_pair.p{ppsm}x.r{rows}.w{warps}.s{stages}.wr.xs.sr.tma", "bwd", "twosum_pair", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
+                         reduce="split", loads="tma", products="split_rstd"),
+            f"as bwd.twosum_pair.{twin}.fw.pf.wr.xs.sr with the FP64 fold in registers, g and x read {rows} rows at a "
+            f"time through TMA descriptors pipelined {stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0; "
+            f"H <= {h_max})",
+            bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"),
+            fallback=f"bwd.twosum_pair.{twin}.fw.pf.wr.xs"))
     return progs
 
 

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The next session's device calls (from session 31). On an H200 (the route table's card):
+# The next session's device calls (from session 31, widened in session 32). On an H200 (the route table's card):
 # campaign_r25a.sh (timing only where 132-SM H100 runs qualified its programs: the backward floor's
 # H 8192 T 4096 unit, the two-row `.fl` backwards at contiguous heads, the copy target's binding row;
 # the one-chunk forwards at the short FP32 forward rows, the `.fl` forwards at T 1M), then
 # small_fwd_probe.py at the forward T <= 256 rows where 240 s are left, then the rest of
 # campaign_r23a.sh, timing only since session 31's H100 run qualified its remaining units
-# (campaign_h31a.sh, bench/results/h100-2026-12-07b). Another card runs the session-32 variant probe.
+# (campaign_h31a.sh, bench/results/h100-2026-12-07b); from session 32, campaign_r32a.sh (the
+# multi-row `.tma` backwards) after r25a. Another card probes and qualifies the narrow `.tma` backwards.
 # Usage: bash scripts/device/session32.sh [SECONDS]
-PROBE_PROGRAMS='bwd.twosum_pair.p2x.r2.w8.s4.wr.xs.tma*,bwd.twosum_pair.p1x.r4.w8.s4.wr.xs.tma*,bwd.twosum_pair.p2x.r2.w8.s4.wr.tma*,bwd.twosum_pair.p2x.r2.w8.s6.wr.tma*,bwd.twosum_pair.p1x.r4.w8.s4.wr.tma*,bwd.twosum_pair.p2x.r2.w8.fw.pf.wr.sp.xs*,bwd.twosum_pair.p2x.r2.w8.fw.pf.wr.xs.wc,bwd.twosum_pair.p2x.w4.s6.wr.tma,bwd.twosum_pair.p1x.r4.w8.fw.pf.wr.xs.wc'
+NARROW_PROGRAMS='bwd.twosum_pair.p16x.r2.w1.s4.wr.xs.sr.tma,bwd.twosum_pair.p12x.r2.w1.s6.wr.xs.sr.tma,bwd.twosum_pair.p5x.r4.w2.s4.wr.xs.sr.tma,bwd.twosum_pair.p4x.r4.w2.s6.wr.xs.sr.tma'
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
 T0=$(date +%s); B=${1:-540}
@@ -15,6 +16,7 @@ left() { echo $(( B - ($(date +%s) - T0) )); }
 case "$GPU" in
   *H200*)
     bash scripts/device/campaign_r25a.sh $([ $B -lt 400 ] && echo $B || echo $(( B * 3 / 5 )))
+    [ $(left) -gt 60 ] && bash scripts/device/campaign_r32a.sh $(( $(left) < 200 ? $(left) : 200 ))
     if [ $(left) -gt 240 ]; then
       P='fwd.row.r1.w1.hs$,fwd.row.r1.w1.hs.fs$,fwd.row.r1.w16.hs$,fwd.row.r1.w16.hs.fs$,fwd.row.r1.w4.wx$,fwd.row.r1.w16.wx$,fwd.row.r1.w16$,fwd.row.r1.w8.c2048.hs$,fwd.row.r1.w1.c256.hs$,fwd.row.r1.w8.hs$,fwd.row.r1.w4.hs$'
       PYTHONPATH=$PWD timeout 150 python3 scripts/device/small_fwd_probe.py --programs "$P" --iters 200 \
@@ -24,11 +26,13 @@ case "$GPU" in
     fi
     SKIP=pwr-4k-8192 bash scripts/device/campaign_r23a.sh $(left) ;;
   *)
-    # Session 32: the register-capped `.mr128` H 1536 split tile and the multi-row `.tma` programs,
-    # side by side with the routed program and their pointer-load bases (an indicative screen: any
-    # Hopper tells whether they are worth an H200 campaign).
-    PYTHONPATH=$PWD timeout $(( B - 30 )) python3 scripts/device/variant_probe.py --seconds $(( B - 200 )) \
-      --keys plain:1536:bf16:65536,plain:1536:bf16:1048576,plain:2048:bf16:1048576,plain:1536:fp32:1048576 \
-      --programs "$PROBE_PROGRAMS" > $OUT/variant-probe.log 2>&1
-    tail -80 $OUT/variant-probe.log ;;
+    # Another card (an H100 80GB HBM3 came in sessions 25-32): the narrow `.tma` backwards at the
+    # copy target's rows beside the routed program and the pointer twins (scripts/device/variant_probe.py),
+    # then their accuracy at those keys (120 inputs per family; a 132-SM card's accuracy counts for the
+    # H200's table), so that campaign_r32a.sh can time them on an H200.
+    PYTHONPATH=$PWD timeout 150 python3 scripts/device/variant_probe.py --seconds 100 \
+      --keys heads_contiguous:256:bf16:65536,plain:512:bf16:65536,heads_contiguous:256:bf16:262144,plain:512:bf16:1048576,heads_contiguous:256:fp32:65536 \
+      --programs "$NARROW_PROGRAMS,bwd.twosum_pair.p12x.r2.w1.fw.pf.wr.xs.sr.fl,bwd.twosum_pair.p4x.r4.w2.fw.pf.wr.xs.wc" > $OUT/variant-probe.log 2>&1
+    tail -60 $OUT/variant-probe.log
+    bash scripts/device/campaign_h32c.sh $(left) ;;
 esac

@@ -96,10 +96,12 @@ def test_registry_contract():
         assert (lp.stats == "fast") == (parts[-1] == "fs"), p.name
         if lp.stats == "fast":
             parts = parts[:-1]
-        # `.sr` twins (two-pass reduce) are their `.wr` base's name plus `.sr`, the last part
-        assert (lp.reduce == "split") == (parts[-1] == "sr") and (lp.reduce == "split") <= ("wr" in parts), p.name
+        # `.sr` twins (two-pass reduce) are their `.wr` base's name plus `.sr`, the last part (a `.tma`
+        # program's last but its `.tma`)
+        tail = parts[-2] if parts[-1] == "tma" else parts[-1]
+        assert (lp.reduce == "split") == (tail == "sr") and (lp.reduce == "split") <= ("wr" in parts), p.name
         if lp.reduce == "split":
-            parts = parts[:-1]
+            parts = parts[:-2] + parts[-1:] if parts[-1] == "tma" else parts[:-1]
         assert lp.prefetch == ("pf" in parts), p.name
         assert (lp.reduce in ("wide", "split")) == ("wr" in parts), p.name
         assert (lp.reduce == "one_pass") == (parts[-1] == "op"), p.name
