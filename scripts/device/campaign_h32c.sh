@@ -5,6 +5,7 @@
 # tma-narrow units can time them on an H200 with --inputs-per-family 0. A unit cut short qualifies
 # nothing (inputs do not add up over runs), so the units are small and ordered by what they unblock.
 # (Session 32 qualified the H 1536 `.tma` programs of campaign_r32a.sh's first unit on an H100.)
+# Ran in session 32 on an H100 80GB HBM3, every unit whole (bench/results/h100-2026-12-07c).
 # Usage: bash scripts/device/campaign_h32c.sh [SECONDS]
 SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
 echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS SMs"

@@ -7,8 +7,9 @@
 #    qualified the four programs below at these keys on that card (120 inputs per family, worst
 #    err/tol 0.0006).
 # 2. tma-narrow: contiguous heads H 256 and plain H 512, the copy target's rows (69.6 % and 77.7 %
-#    of copy), with the one- and two-warp `.xs.sr.tma` shapes. Timed only where the non-H200 branch
-#    of session32.sh has qualified them (otherwise the solver cannot route them yet; the timing waits).
+#    of copy), with the one- and two-warp `.xs.sr.tma` shapes, qualified on an H100 in session 32
+#    (campaign_h32c.sh). On that card they tied the two-row pointer `.fl` program at contiguous heads
+#    (151.1 against 149.0 us at T 65536) and lost at H 512: timed here last, for the record.
 # Timings from a card that is not an H200 are not the route table's: this script then stops.
 # Usage: bash scripts/device/campaign_r32a.sh [SECONDS]
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)

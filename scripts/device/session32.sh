@@ -6,9 +6,8 @@
 # small_fwd_probe.py at the forward T <= 256 rows where 240 s are left, then the rest of
 # campaign_r23a.sh, timing only since session 31's H100 run qualified its remaining units
 # (campaign_h31a.sh, bench/results/h100-2026-12-07b); from session 32, campaign_r32a.sh (the
-# multi-row `.tma` backwards) after r25a. Another card probes and qualifies the narrow `.tma` backwards.
+# multi-row `.tma` backwards) after r25a. Another card has nothing queued.
 # Usage: bash scripts/device/session32.sh [SECONDS]
-NARROW_PROGRAMS='bwd.twosum_pair.p16x.r2.w1.s4.wr.xs.sr.tma,bwd.twosum_pair.p12x.r2.w1.s6.wr.xs.sr.tma,bwd.twosum_pair.p5x.r4.w2.s4.wr.xs.sr.tma,bwd.twosum_pair.p4x.r4.w2.s6.wr.xs.sr.tma'
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
 T0=$(date +%s); B=${1:-540}
@@ -26,13 +25,7 @@ case "$GPU" in
     fi
     SKIP=pwr-4k-8192 bash scripts/device/campaign_r23a.sh $(left) ;;
   *)
-    # Another card (an H100 80GB HBM3 came in sessions 25-32): the narrow `.tma` backwards at the
-    # copy target's rows beside the routed program and the pointer twins (scripts/device/variant_probe.py),
-    # then their accuracy at those keys (120 inputs per family; a 132-SM card's accuracy counts for the
-    # H200's table), so that campaign_r32a.sh can time them on an H200.
-    PYTHONPATH=$PWD timeout 150 python3 scripts/device/variant_probe.py --seconds 100 \
-      --keys heads_contiguous:256:bf16:65536,plain:512:bf16:65536,heads_contiguous:256:bf16:262144,plain:512:bf16:1048576,heads_contiguous:256:fp32:65536 \
-      --programs "$NARROW_PROGRAMS,bwd.twosum_pair.p12x.r2.w1.fw.pf.wr.xs.sr.fl,bwd.twosum_pair.p4x.r4.w2.fw.pf.wr.xs.wc" > $OUT/variant-probe.log 2>&1
-    tail -60 $OUT/variant-probe.log
-    bash scripts/device/campaign_h32c.sh $(left) ;;
+    # Session 32's H100 ran what another card can tell: the variant probes and the accuracy of the
+    # `.tma` programs (bench/results/h100-2026-12-07c). Nothing else is queued for it.
+    echo "not an H200: nothing queued for this card; nothing measured" ;;
 esac
