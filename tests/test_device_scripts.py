@@ -130,3 +130,35 @@ def test_variant_probe_picks_supported_programs_and_refuses_bad_arguments(monkey
     monkeypatch.setattr("sys.argv", ["variant_probe.py", "--keys", "plain:1536:bf16:1", "--programs", "bwd.nope"])
     with pytest.raises(registry.UnknownProgramError, match="bwd.nope"):
         probe.main()
+
+
+def test_probe_keys_records_each_key_and_goes_on_past_a_failure(monkeypatch, tmp_path, capsys):
+    _script("variant_probe")  # puts the scripts' folder on the path
+    import probe_common
+
+    import cake_router.measure.protocol as protocol
+
+    monkeypatch.setattr(protocol, "copy_bandwidth_TBps", lambda dev: 4.5)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "a GPU")
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda *a: type("P", (), {"multi_processor_count": 132}))
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    shown = []
+
+    def probe(form, H, w, T, base, copy):
+        if H == 512:
+            raise RuntimeError("out of memory")
+        return [dict(form=form, H=H, w_dtype=w, T=T, program=base, copy=copy)]
+
+    keys = [("plain", 1536, "bf16", 64, "a"), ("plain", 512, "bf16", 64, "b"), ("plain", 2048, "fp32", 1, "c")]
+    path = tmp_path / "probe.json"
+    out = probe_common.probe_keys(keys, ("form", "H", "w_dtype", "T", "base"), probe, shown.append, str(path), 0)
+    assert out == json.loads(path.read_text())
+    assert out["gpu"] == "a GPU" and out["sms"] == 132 and out["copy_TBps"] == 4.5
+    assert out["rows"] == [
+        dict(form="plain", H=1536, w_dtype="bf16", T=64, program="a", copy=4.5),
+        dict(form="plain", H=512, w_dtype="bf16", T=64, base="b", error="RuntimeError: out of memory"),
+        dict(form="plain", H=2048, w_dtype="fp32", T=1, program="c", copy=4.5)]
+    assert [r[0]["program"] for r in shown] == ["a", "c"]
+    # past the budget no key is started
+    out = probe_common.probe_keys(keys, ("form", "H", "w_dtype", "T", "base"), probe, shown.append, str(path), 1e-9)
+    assert out["rows"] == [] and "budget spent" in capsys.readouterr().out

@@ -20,18 +20,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
-import time
 
 import torch
-import triton
 
 from cake_kernels import registry, runner
 from cake_kernels.inputs import make_inputs
-from cake_router.measure.protocol import copy_bandwidth_TBps
 from probe_common import routed_backward as routed
-from probe_common import time_backwards
+from probe_common import probe_keys, time_backwards
 
 # (form, H, w_dtype, T, base): the copy target's binding rows and the peer target's (plain H 1536).
 DEFAULT_KEYS = (
@@ -99,32 +95,17 @@ def main() -> None:
     if any(not 1 <= a <= 16 for a in aheads):
         raise SystemExit(f"--ahead: {args.ahead!r}: each distance must be 1-16")
     dev = torch.device("cuda")
-    t0 = time.time()
-    out = {"gpu": torch.cuda.get_device_name(), "sms": torch.cuda.get_device_properties(0).multi_processor_count,
-           "torch": torch.__version__, "triton": triton.__version__, "copy_TBps": copy_bandwidth_TBps(dev), "rows": []}
-    print(f"{out['gpu']} ({out['sms']} SMs), torch {out['torch']}, Triton {out['triton']}: copy {out['copy_TBps']:.3f} TB/s",
-          flush=True)
-    path = os.path.join(os.environ.get("OUT", "/tmp"), "l2-prefetch-probe.json")
-    for form, H, w, T, base in keys:
-        if args.seconds and time.time() - t0 > args.seconds:
-            print(f"budget spent: {form} H {H} {w} T {T} not probed", flush=True)
-            continue
-        try:
-            rows = probe_key(form, H, w, T, base, aheads, args.rounds, args.replays, out["copy_TBps"], dev)
-            torch.cuda.empty_cache()  # the key's inputs and graphs are gone with probe_key's frame
-        except Exception as exc:  # one key's failure (a launch error, memory) must not lose the others
-            print(f"{form} H {H} {w} T {T}: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
-            out["rows"].append(dict(form=form, H=H, w_dtype=w, T=T, base=base, error=f"{type(exc).__name__}: {exc}"[:500]))
-            continue
-        out["rows"].extend(rows)
-        print(f"\n{form} H {H} {w} T {T}  ({time.time() - t0:.0f} s)", flush=True)
+
+    def show(rows):
         print(f"  {'program':58s} {'us':>10s} {'% copy':>7s} {'base/this':>9s} {'bitwise':>7s}")
         for r in rows:
             tag = " (routed)" if r["routed"] else ""
             print(f"  {(r['program'] + tag)[:58]:58s} {r['median_us']:10.2f} {r['pct_copy']:7.1f} {r['vs_base']:9.4f} "
                   f"{str(r['bitwise_base']):>7s}", flush=True)
-        json.dump(out, open(path, "w"), indent=1)
-    json.dump(out, open(path, "w"), indent=1)
+
+    probe_keys(keys, ("form", "H", "w_dtype", "T", "base"),
+               lambda form, H, w, T, base, copy: probe_key(form, H, w, T, base, aheads, args.rounds, args.replays, copy, dev),
+               show, os.path.join(os.environ.get("OUT", "/tmp"), "l2-prefetch-probe.json"), args.seconds)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,14 @@
 """What the device probes (twosum_probe, fwd_probe, wdtype_probe, l2_prefetch_probe, variant_probe)
 share: the builds Triton has made so far of some kernels, one indicative timer, the routed backward
-at a key, and backward programs timed side by side by the harness's protocol.
+at a key, backward programs timed side by side by the harness's protocol, and the loop over keys that
+writes a probe's JSON.
 
 Imported by those scripts as `probe_common` (they run as `python scripts/device/NAME.py`, so this
 folder is on the path)."""
 from __future__ import annotations
+
+import json
+import time
 
 import torch
 import triton
@@ -76,3 +80,38 @@ def time_backwards(progs, g, x, w, rstd, gres, rounds: int, replays: int, dev):
         for rec in time_entries(entries, s, rounds, replays, dev):
             samples[rec["impl"]].extend(rec["samples_us"])
     return {name: statistics.median(v) for name, v in samples.items()}, samples, outs
+
+
+def probe_keys(keys, fields: tuple[str, ...], probe, show, path: str, seconds: float) -> dict:
+    """Run `probe(*key, copy_TBps)` (a list of row dicts) for each key on the GPU, the copy bandwidth
+    measured once here, and return the probe's record {gpu, sms, torch, triton, copy_TBps, rows},
+    written to `path` after every key. `fields` names the key's parts (the first four: form, H,
+    w_dtype, T). A key's failure (a launch error, memory) is recorded as a row with its `error` and the
+    others go on; past `seconds` (0: no limit) no key is started. `show(rows)` prints a finished key's
+    table."""
+    from cake_router.measure.protocol import copy_bandwidth_TBps
+
+    dev = torch.device("cuda")
+    t0 = time.time()
+    out = {"gpu": torch.cuda.get_device_name(), "sms": torch.cuda.get_device_properties(0).multi_processor_count,
+           "torch": torch.__version__, "triton": triton.__version__, "copy_TBps": copy_bandwidth_TBps(dev), "rows": []}
+    print(f"{out['gpu']} ({out['sms']} SMs), torch {out['torch']}, Triton {out['triton']}: copy {out['copy_TBps']:.3f} TB/s",
+          flush=True)
+    for key in keys:
+        form, H, w, T = key[:4]
+        if seconds and time.time() - t0 > seconds:
+            print(f"budget spent: {form} H {H} {w} T {T} not probed", flush=True)
+            continue
+        try:
+            rows = probe(*key, out["copy_TBps"])
+            torch.cuda.empty_cache()  # the key's inputs and graphs are gone with probe's frame
+        except Exception as exc:  # one key's failure must not lose the others
+            print(f"{form} H {H} {w} T {T}: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
+            out["rows"].append(dict(zip(fields, key), error=f"{type(exc).__name__}: {exc}"[:500]))
+            continue
+        out["rows"].extend(rows)
+        print(f"\n{form} H {H} {w} T {T}  ({time.time() - t0:.0f} s)", flush=True)
+        show(rows)
+        json.dump(out, open(path, "w"), indent=1)
+    json.dump(out, open(path, "w"), indent=1)
+    return out

@@ -20,18 +20,14 @@ a variant is worth qualifying and timing with `measure`. Writes $OUT/variant-pro
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import time
 
 import torch
-import triton
 
 from cake_kernels import reference, reference_fp64, registry, runner
 from cake_kernels.inputs import make_inputs
-from cake_router.measure.protocol import copy_bandwidth_TBps
 from probe_common import routed_backward as routed
-from probe_common import time_backwards
+from probe_common import probe_keys, time_backwards
 
 
 def parse_keys(text: str) -> list[tuple[str, int, str, int]]:
@@ -101,33 +97,18 @@ def main() -> None:
         if not pat.endswith("*"):
             registry.get(pat)
     dev = torch.device("cuda")
-    t0 = time.time()
-    out = {"gpu": torch.cuda.get_device_name(), "sms": torch.cuda.get_device_properties(0).multi_processor_count,
-           "torch": torch.__version__, "triton": triton.__version__, "copy_TBps": copy_bandwidth_TBps(dev), "rows": []}
-    print(f"{out['gpu']} ({out['sms']} SMs), torch {out['torch']}, Triton {out['triton']}: copy {out['copy_TBps']:.3f} TB/s",
-          flush=True)
-    path = os.path.join(os.environ.get("OUT", "/tmp"), args.out)
-    for form, H, w, T in keys:
-        if args.seconds and time.time() - t0 > args.seconds:
-            print(f"budget spent: {form} H {H} {w} T {T} not probed", flush=True)
-            continue
-        try:
-            rows = probe_key(form, H, w, T, patterns, args.rounds, args.replays, out["copy_TBps"], dev)
-            torch.cuda.empty_cache()
-        except Exception as exc:  # one key's failure (a launch error, memory) must not lose the others
-            print(f"{form} H {H} {w} T {T}: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
-            out["rows"].append(dict(form=form, H=H, w_dtype=w, T=T, error=f"{type(exc).__name__}: {exc}"[:500]))
-            continue
-        out["rows"].extend(rows)
-        print(f"\n{form} H {H} {w} T {T}  ({time.time() - t0:.0f} s)", flush=True)
+
+    def show(rows):
         print(f"  {'program':60s} {'us':>10s} {'% copy':>7s} {'routed/this':>11s} {'dw err/tol':>10s}")
         for r in sorted(rows, key=lambda r: r["median_us"]):
             tag = " (routed)" if r["routed"] else ""
             rel = f"{r['routed_over_this']:11.4f}" if r["routed_over_this"] else f"{'-':>11s}"
             print(f"  {(r['program'] + tag)[:60]:60s} {r['median_us']:10.2f} {r['pct_copy']:7.1f} {rel} "
                   f"{r['dw_err_over_tol']:10.5f}", flush=True)
-        json.dump(out, open(path, "w"), indent=1)
-    json.dump(out, open(path, "w"), indent=1)
+
+    probe_keys(keys, ("form", "H", "w_dtype", "T"),
+               lambda form, H, w, T, copy: probe_key(form, H, w, T, patterns, args.rounds, args.replays, copy, dev),
+               show, os.path.join(os.environ.get("OUT", "/tmp"), args.out), args.seconds)
 
 
 if __name__ == "__main__":
