@@ -326,6 +326,24 @@ def _catalog() -> list[Program]:
     # Mode numbers of programs/backward.py (kept literal here so the registry imports without Triton).
     ATOMIC, PAIR, BLOCKED, TWOSUM = 0, 1, 2, 3
     fwd_mod, bwd_mod = "cake_kernels.programs.forward", "cake_kernels.programs.backward"
+
+    def tma_program(ppsm: int, rows: int, warps: int, stages: int, h_max: int, fallback: str, products: str = "eft",
+                    reduce: str = "wide", like: str | None = None) -> Program:
+        """A `.tma` backward (`twosum_pair`, the FP64 fold in registers): named by its shape, options
+        and `.tma`; `fallback` the pointer-load program run where a view cannot be described, `like` the
+        program its description compares it with (the fallback unless given)."""
+        name = (f"bwd.twosum_pair.p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.s{stages}.wr"
+                + (".xs" if products == "split_rstd" else "") + (".sr" if reduce == "split" else "") + ".tma")
+        limit = f"; H <= {h_max}" if h_max != H_MAX else ""
+        read = f"{rows} rows at a time " if rows > 1 else ""
+        return Program(
+            name, "bwd", "twosum_pair", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
+                         reduce=reduce, loads="tma", products=products),
+            f"as {like or fallback} with the FP64 fold in registers, g and x read {read}through TMA descriptors "
+            f"pipelined {stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0{limit})",
+            bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=fallback)
+
     progs: list[Program] = [
         Program("fwd.reference", "fwd", "reference", True, LaunchPolicy("reference"),
                 "PyTorch reference program (any device, FP32 statistics); the CPU path of the op"),
@@ -599,15 +617,7 @@ def _catalog() -> list[Program]:
     for ppsm, warps, stages, h_max, twin in (
             (7, 4, 4, 1024, "p8x.w4"), (6, 4, 8, 1024, "p8x.w4"), (8, 4, 8, 256, "p8x.w4"), (2, 4, 6, 2048, "p2x.w4"),
             (2, 4, 4, 4096, "p2x.w4"), (1, 8, 6, H_MAX, "p1x.w16"), (1, 16, 4, H_MAX, "p1x.w16")):
-        limit = f"; H <= {h_max}" if h_max != H_MAX else ""
-        twin = f"bwd.twosum_pair.{twin}.fw.pf.wr"
-        progs.append(Program(
-            f"bwd.twosum_pair.p{ppsm}x.w{warps}.s{stages}.wr.tma", "bwd", "twosum_pair", True,
-            LaunchPolicy("persistent", rows=1, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
-                         reduce="wide", loads="tma"),
-            f"as {twin} with the FP64 fold in registers, g and x read through TMA descriptors pipelined "
-            f"{stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0{limit})",
-            bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=twin))
+        progs.append(tma_program(ppsm, 1, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr"))
     # `.op` (reduce 'one_pass', above): twins of `.wr` programs whose partials take one reduce step
     # instead of three at P = 264 (runner.one_pass_reduce_meta says why): the new `pair` shapes and the
     # compensated ones routed at the backward floor's rows (H 4096 FP32 and H 8192 BF16, T 4096).
@@ -815,15 +825,8 @@ def _catalog() -> list[Program]:
     # rows of 8 warps need about 240 registers.
     for ppsm, rows, warps, stages, twin in ((2, 2, 8, 4, "p2x.r2.w8"), (2, 2, 8, 6, "p2x.r2.w8"), (1, 4, 8, 4, "p1x.r4.w8")):
         for xs in ((False, True) if stages == 4 else (False,)):
-            tma = Program(
-                f"bwd.twosum_pair.p{ppsm}x.r{rows}.w{warps}.s{stages}.wr{'.xs' if xs else ''}.tma", "bwd", "twosum_pair", True,
-                LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
-                             reduce="wide", loads="tma", products="split_rstd" if xs else "eft"),
-                f"as bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''} with the FP64 fold in registers, g and x read "
-                f"{rows} rows at a time through TMA descriptors pipelined {stages} deep in shared memory ({ppsm} "
-                "programs/SM; H % 8 == 0; H <= 2048)",
-                bwd_mod, mode=TWOSUM, H_max=2048, forms=("plain", "residual", "heads_contiguous"),
-                fallback=f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}")
+            tma = tma_program(ppsm, rows, warps, stages, 2048, f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}",
+                              products="split_rstd" if xs else "eft")
             progs += [tma, _twin(tma, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
                                  "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
     # Narrow multi-row `.tma` (session 32): the same at the rows that bind the copy target, 256-wide
@@ -835,15 +838,8 @@ def _catalog() -> list[Program]:
     # reduce (`.sr`), as the pointer programs there do.
     for ppsm, rows, warps, stages, h_max, twin in ((16, 2, 1, 4, 256, "p16x.r2.w1"), (12, 2, 1, 6, 256, "p12x.r2.w1"),
                                                    (5, 4, 2, 4, 512, "p4x.r4.w2"), (4, 4, 2, 6, 512, "p4x.r4.w2")):
-        progs.append(Program(
-            f"bwd.twosum_pair.p{ppsm}x.r{rows}.w{warps}.s{stages}.wr.xs.sr.tma", "bwd", "twosum_pair", True,
-            LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
-                         reduce="split", loads="tma", products="split_rstd"),
-            f"as bwd.twosum_pair.{twin}.fw.pf.wr.xs.sr with the FP64 fold in registers, g and x read {rows} rows at a "
-            f"time through TMA descriptors pipelined {stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0; "
-            f"H <= {h_max})",
-            bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"),
-            fallback=f"bwd.twosum_pair.{twin}.fw.pf.wr.xs"))
+        progs.append(tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr.xs",
+                                 products="split_rstd", reduce="split", like=f"bwd.twosum_pair.{twin}.fw.pf.wr.xs.sr"))
     return progs
 
 
