@@ -22,6 +22,18 @@ HOPPER_SHARED_LIMIT = 232448
 TMA_SHARED_BUDGET = HOPPER_SHARED_LIMIT - 16384
 # The name suffix letter of each L2-prefetch kind (`LaunchPolicy.l2_prefetch`): `.l2p{ahead}`, `.l2b{ahead}`.
 L2_PREFETCH_LETTERS = {"lines": "p", "bulk": "b"}
+# (programs per SM, rows per step, warps, split tile, register cap, largest H) of the `.rl` backwards
+# (LaunchPolicy.reload): the shapes whose registers let the programs asked for per SM be resident
+# (compile_check, sm_90a, Triton 3.6, FP32 / BF16 weight): `p2x.w16`, `p3x.w8`, `p4x.w4` and the
+# two-row `p2x.r2.w8` up to H 2048 (60, 80, 118-128 and 103-122 registers); `p2x.w8` up to H 4096
+# (118-128); at wider rows one 16-warp program (`p1x.w16`, 82-128; two rows: 103-128, at most 48
+# bytes spilled), or two capped ones (the uncapped `.sp` build's 154-165 registers let one run): `p2x.w8.sp.mr128` (H 5120 and 6144: 24-104 bytes spilled per
+# thread), `p2x.w16.mr64` (H <= 4096: at most 24 bytes) and `p2x.w16.sp.mr64` (32-112 bytes).
+RELOAD_SHAPES = ((2, 1, 8, False, 0, 4096), (2, 1, 8, True, 0, 2048), (2, 1, 8, True, 128, H_MAX), (3, 1, 8, False, 0, 2048),
+                 (4, 1, 8, False, 0, 2048), (4, 1, 8, True, 0, 2048), (2, 1, 16, False, 0, 2048), (2, 1, 16, True, 0, 2048),
+                 (2, 1, 16, False, 64, 4096), (2, 1, 16, True, 64, H_MAX), (4, 1, 4, False, 0, 2048),
+                 (2, 2, 8, False, 0, 2048), (2, 2, 8, True, 0, 2048), (1, 1, 16, False, 0, H_MAX),
+                 (1, 1, 16, True, 0, H_MAX), (1, 2, 16, False, 0, H_MAX), (1, 2, 16, True, 0, H_MAX))
 
 
 @dataclass(frozen=True)
@@ -112,6 +124,13 @@ class LaunchPolicy:
     compile_check (sm_90a, Triton 3.6, H 1536): `p2x.r2.w8.fw.pf.wr.sp.xs.wc` 149 registers uncapped,
     one program resident of two; at 128 no spill and both resident. The cap holds only where it
     costs no spill: a spilled value goes through local memory (L1, then DRAM) in the loop.
+    reload: a two-launch split-rstd backward without register prefetch that reads each tile twice,
+    for the row sum and then again (from L1) for dx and dw, and reads the weight from L1 instead of
+    holding it (names end `.rl`; programs/backward.py `rmsnorm_bwd_rows_reload_kernel`). Why: what
+    lives across the row sum is then the dw state alone, so wide rows fit in fewer registers and
+    more programs run per SM (ncu, H100, plain H 6144 BF16 T 65536: the routed `.sp` build at 247
+    registers, one 8-warp program per SM, 85 % of DRAM peak; torch.compile's, 128 registers and two
+    blocks per SM, 90 %).
     """
 
     grid: str
@@ -141,6 +160,7 @@ class LaunchPolicy:
     l2_prefetch: str = "none"
     l2_ahead: int = 0
     max_registers: int = 0
+    reload: bool = False
 
     def __post_init__(self) -> None:
         if self.max_registers and (self.max_registers % 8 or not 32 <= self.max_registers <= 248):
@@ -266,6 +286,13 @@ class Program:
                              "persistent program that prefetches one-tile rows with pointer loads and split-rstd "
                              "products (mode 3, single_launch False, prefetch True, split_h False, products "
                              "'split_rstd', gres_load 'in_step')")
+        if lp.reload and (self.mode != 3 or self.single_launch or lp.grid != "persistent" or lp.prefetch
+                          or lp.loads != "pointer" or lp.products != "split_rstd" or lp.gres_load != "in_step"
+                          or lp.l2_prefetch != "none" or lp.reduce == "grid_sync"):
+            raise ValueError(f"program {self.name!r}: reload=True needs a two-launch compensated persistent program "
+                             "with pointer loads, split-rstd products and no prefetch (mode 3, single_launch False, "
+                             "prefetch False, products 'split_rstd', gres_load 'in_step', no l2_prefetch, reduce not "
+                             "'grid_sync')")
         if lp.max_registers and (self.op != "bwd" or self.single_launch or lp.grid != "persistent"
                                  or lp.reduce == "grid_sync"):
             raise ValueError(f"program {self.name!r}: max_registers={lp.max_registers} caps the rows kernel of a "
@@ -293,7 +320,8 @@ class Program:
                              ("products", "eft"), ("chunk", 0),
                              ("static_h", False), ("heads_rows", "indexed"), ("stats", "ieee"), ("gres_load", "in_step"),
                              ("reduce_tiles", "looped"), ("barrier_wait", "all"), ("reduce_columns", 0),
-                             ("l2_prefetch", "none"), ("l2_ahead", 0), ("max_registers", 0)):
+                             ("l2_prefetch", "none"), ("l2_ahead", 0), ("max_registers", 0),
+                             ("reload", False)):
             if launch[key] == default:
                 del launch[key]  # the field's default: programs from before it keep their launch JSON
         return _fingerprint(self, json.dumps(launch, sort_keys=True))
@@ -840,6 +868,25 @@ def _catalog() -> list[Program]:
                                                    (5, 4, 2, 4, 512, "p4x.r4.w2"), (4, 4, 2, 6, 512, "p4x.r4.w2")):
         progs.append(tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr.xs",
                                  products="split_rstd", reduce="split", like=f"bwd.twosum_pair.{twin}.fw.pf.wr.xs.sr"))
+    # `.rl` (session 33, reload above): tiles read twice (the second time from L1) instead of held
+    # across the row sum, so that a program needs the dw state's registers and little more, and more
+    # programs per SM hide DRAM latency in place of a register-held next tile. For the wide rows of
+    # the copy and peer targets (plain H 4096-8192 at 79-90 % of copy on the H200, H 5120 and 6144
+    # T 65536 at 0.95-0.97x torch.compile) and H 1536-2048.
+    for ppsm, rows, warps, split, cap, h_max in RELOAD_SHAPES:
+        sfx = (f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.fw.wr" + (".sp" if split else "") + ".xs.rl"
+               + (f".mr{cap}" if cap else ""))
+        tile = (f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step")
+        tile += ", the row held as two power-of-two tiles (H not a power of two only)" if split else ""
+        progs.append(Program(
+            f"bwd.twosum_pair.{sfx}", "bwd", "twosum_pair", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, fold=256, fold_in=WS,
+                         split_h=split, reduce="wide", products="split_rstd", reload=True, max_registers=cap),
+            f"split-rstd exact products + TwoSum per thread ({tile}), each tile read twice (the row sum, then "
+            f"from L1 for dx and dw) and the weight from L1, no tile held across the row sum; FP64 fold every 256 "
+            f"rows in the program's workspace row, [P, H] FP64 partials + wide fixed-order reduce kernel "
+            f"({ppsm} programs/SM" + (f", at most {cap} registers per thread" if cap else "")
+            + (f"; H <= {h_max}" if h_max != H_MAX else "") + ")", bwd_mod, mode=TWOSUM, H_max=h_max))
     return progs
 
 

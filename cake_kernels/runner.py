@@ -612,13 +612,15 @@ def reduce_meta(program: Program, H: int) -> tuple[str, tuple[int], dict, int] |
 
 def backward_rows_kernel(program: Program):
     """The jit kernel a persistent pointer-load backward program launches (its launch policy's
-    `gres_load` and `products`); all three take `backward_meta`'s arguments."""
+    `gres_load`, `l2_prefetch`, `reload` and `products`); all take `backward_meta`'s arguments."""
     from cake_kernels.programs import backward as bk
 
     if program.launch.gres_load == "prefetched":
         return bk.rmsnorm_bwd_rows_gres_prefetch_kernel
     if program.launch.l2_prefetch != "none":
         return bk.rmsnorm_bwd_rows_l2_prefetch_kernel
+    if program.launch.reload:
+        return bk.rmsnorm_bwd_rows_reload_kernel
     return bk.rmsnorm_bwd_rows_split_rstd_kernel if program.launch.products == "split_rstd" else bk.rmsnorm_bwd_rows_kernel
 
 

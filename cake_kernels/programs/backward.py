@@ -1021,3 +1021,94 @@ def reduce_columns_flat(WS, DW, P, H, BLOCK_P: tl.constexpr, BLOCK_C: tl.constex
             m = (ps < P)[:, None] & cmask[None, :]
             acc += tl.load(WS + ps[:, None] * H + cols[None, :], mask=m, other=0.0, cache_modifier=".cg").to(tl.float64)
         tl.store(DW + cols, tl.sum(acc, axis=0).to(tl.float32), mask=cmask)
+
+
+@triton.jit
+def _load_gx(G, X, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh, EVICT: tl.constexpr):
+    """g and x of a tile (BF16, as stored) with an L1/L2 eviction hint; rows past n_rows read 0."""
+    mask = (rows < n_rows)[:, None] & cmask[None, :]
+    g = tl.load(G + row_offsets(rows, NH, sgt, sgh)[:, None] + cols[None, :], mask=mask, other=0.0, eviction_policy=EVICT)
+    x = tl.load(X + row_offsets(rows, NH, sxt, sxh)[:, None] + cols[None, :], mask=mask, other=0.0, eviction_policy=EVICT)
+    return g, x
+
+
+@triton.jit
+def rmsnorm_bwd_rows_reload_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False, BLOCK_B: tl.constexpr = 0,
+):
+    """`.rl` programs (two-launch `twosum_pair`, split-rstd products, no register prefetch): each tile
+    of g and x is read twice, first for the rows' mean(g*w*x), then again, from L1, for dx and the
+    compensated dw step; the weight is read from L1 in both passes instead of held. The arithmetic is
+    `rmsnorm_bwd_rows_split_rstd_kernel`'s, so dx and dw equal those of the `.xs` program with the
+    same tile, warps, grid and fold, bit for bit.
+
+    Why: the register-held programs keep the tile (and with `.pf` the next one) live across the row
+    sum, so at wide rows they need 247-255 registers at 8 warps (ncu, H100, plain H 6144 BF16
+    T 65536: 12.5 % achieved occupancy, 85 % of DRAM peak), one program per SM. torch.compile's
+    backward there runs 2 blocks of 8 warps per SM at 128 registers, reading the weight and x through
+    L1 more than once (56 % L1 hit rate), at 90 % of DRAM peak, 4 % faster. Here what lives across
+    the row sum is the dw state alone (the FP32 sum and its compensation per column), so a program
+    needs fewer registers and more of them fit per SM: latency is hidden by programs, not by a
+    prefetched tile. The first pass asks L1 to keep the lines (evict_last), the second lets them go
+    (evict_first); the two loads also differ in that hint, so they are not merged into one.
+    A kernel of its own, so that the shipped programs' device code and evidence stay as they are.
+    """
+    tl.static_assert(MODE == 3, "reload: compensated (TwoSum) programs only")
+    tl.static_assert(not SINGLE, "reload: two-launch programs only")
+    tl.static_assert(not PREFETCH, "reload: no register prefetch (the point is to hold no tile)")
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    acc, comp, _, tot = _dw_state(BLOCK_H)
+    ws_row = WS + pid.to(tl.int64) * H + cols
+    if BLOCK_B > 0:
+        cols_b = BLOCK_H + tl.arange(0, BLOCK_B)
+        cmask_b = cols_b < H
+        acc_b, comp_b, _, tot_b = _dw_state(BLOCK_B)
+        ws_row_b = WS + pid.to(tl.int64) * H + cols_b
+    if FOLD_WS:
+        tl.store(ws_row, tl.zeros([BLOCK_H], dtype=tl.float64), mask=cmask)
+        if BLOCK_B > 0:
+            tl.store(ws_row_b, tl.zeros([BLOCK_B], dtype=tl.float64), mask=cmask_b)
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    it = 0
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        # Pass 1: the rows' mean(g*w*x), the same products and order as the split-rstd kernel's.
+        g, x = _load_gx(G, X, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh, "evict_last")
+        w = tl.load(W + cols, mask=cmask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        s = tl.sum(g.to(tl.float32) * w[None, :] * x.to(tl.float32), axis=1)
+        if BLOCK_B > 0:
+            g_b, x_b = _load_gx(G, X, rows, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh, "evict_last")
+            w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            s += tl.sum(g_b.to(tl.float32) * w_b[None, :] * x_b.to(tl.float32), axis=1)
+        c = tl.div_rn(s, H_f)
+        r_hi = ((rstd.to(tl.uint32, bitcast=True) >> 16) << 16).to(tl.float32, bitcast=True)
+        r_lo = rstd - r_hi
+        # Pass 2: the same tile again (L1 hits), dx and the compensated dw step.
+        g, x = _load_gx(G, X, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh, "evict_first")
+        g = g.to(tl.float32)
+        x = x.to(tl.float32)
+        w = tl.load(W + cols, mask=cmask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+        acc, comp, tot = _dw_step_split_rstd(g, x, r_hi, r_lo, acc, comp, tot, ws_row, cmask, it, FOLD, FOLD_WS, ROWS)
+        if BLOCK_B > 0:
+            g_b, x_b = _load_gx(G, X, rows, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh, "evict_first")
+            g_b = g_b.to(tl.float32)
+            x_b = x_b.to(tl.float32)
+            w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0, eviction_policy="evict_first").to(tl.float32)
+            _store_dx(DX, GRES, g_b, x_b, w_b, rstd, c, rows, rmask, cols_b, cmask_b, NH, srt, srh, H, HAS_GRES, EXACT)
+            acc_b, comp_b, tot_b = _dw_step_split_rstd(g_b, x_b, r_hi, r_lo, acc_b, comp_b, tot_b, ws_row_b, cmask_b,
+                                                       it, FOLD, FOLD_WS, ROWS)
+        it += 1
+    _dw_finish(DW, ws_row, cols, cmask, acc, comp, acc, tot, 3, FOLD_WS)
+    if BLOCK_B > 0:
+        _dw_finish(DW, ws_row_b, cols_b, cmask_b, acc_b, comp_b, acc_b, tot_b, 3, FOLD_WS)

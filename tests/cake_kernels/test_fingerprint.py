@@ -38,6 +38,11 @@ def test_closure_follows_the_runner_and_nothing_else():
     assert {"rmsnorm_bwd_rows_l2_prefetch_kernel", "prefetch_rows_l2", "_dw_step_split_rstd", "reduce_partials_wide_kernel"} <= l2
     assert "rmsnorm_bwd_rows_split_rstd_kernel" not in l2
     assert "prefetch_rows_l2" not in _closure("bwd.twosum_pair.p1x.r4.w8.fw.pf.wr.xs.wc")
+    # `.rl`: its own rows kernel and its loads; the shipped `.xs` kernel is not reached, nor it by them
+    rl = _closure("bwd.twosum_pair.p2x.w8.fw.wr.sp.xs.rl.mr128")
+    assert {"rmsnorm_bwd_rows_reload_kernel", "_load_gx", "_dw_step_split_rstd", "_store_dx", "reduce_partials_wide_kernel"} <= rl
+    assert "rmsnorm_bwd_rows_split_rstd_kernel" not in rl
+    assert not _closure("bwd.twosum_pair.p2x.w8.fw.pf.wr.sp.xs") & {"rmsnorm_bwd_rows_reload_kernel", "_load_gx"}
     assert _closure("fwd.persist.p4x.r1.w4.pf") >= {"rmsnorm_fwd_prefetch_kernel"}
     assert "rmsnorm_fwd_kernel" not in _closure("fwd.persist.p4x.r1.w4.pf")
     assert fingerprint.launched_kernels(registry.get("bwd.reference")) == []

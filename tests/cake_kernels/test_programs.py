@@ -124,6 +124,8 @@ def _split_twin(name: str) -> str:
     twin = name.replace(".sp", "").removesuffix(".wx").removesuffix(".wt").removesuffix(".wc")  # bitwise their bases (tests below)
     if twin not in registry.names():
         twin = twin.removesuffix(".xs")  # no unsplit split-rstd twin: the unsplit program with mul.rn products
+    if twin not in registry.names() and ".rl.mr" in twin:
+        twin = twin[:twin.index(".mr")]  # a register cap moves no arithmetic (test_register_capped_programs...)
     return twin
 
 
@@ -153,7 +155,7 @@ def test_split_row_programs(name):
     assert prog.launch.tiles_for(5120) == (4096, 1024) and prog.launch.tiles_for(6144) == (4096, 2048)
     assert prog.launch.tiles_for(4096) == (4096, 0)
     w = prog.w_dtypes[0]
-    assert not prog.supports(4096, "plain", w) and prog.supports(6144, "plain", w)
+    assert not prog.supports(4096, "plain", w) and prog.supports(6144 if prog.H_max >= 6144 else 1536, "plain", w)
     twin = _split_twin(name)
     SPLIT_PROGRAMS.run_kernels(name)
     for H, T, form, w_dtype in _split_calls(prog):
@@ -349,7 +351,8 @@ def _xs_calls(prog):
 
 XS_PROGRAMS = Thinned(
     [p.name for p in registry.all_programs()
-     if (p.launch.products == "split_rstd" and p.launch.reduce not in ("split", "grid_sync")) and _family_tested(p)],
+     if (p.launch.products == "split_rstd" and p.launch.reduce not in ("split", "grid_sync")) and _family_tested(p)
+     and not p.launch.reload],  # `.rl`: no eft twin; test_reload_programs_match_the_register_held_build
     lambda p: _with_partner([(H, T, form, p.w_dtypes[0]) for H, T, _, form in _xs_calls(p)], p.name.replace(".xs", "")),
     sms=1)
 
@@ -1383,3 +1386,65 @@ def test_grid_sync_program_on_the_gpu_in_a_cuda_graph(name):
     torch.cuda.synchronize()
     assert torch.equal(dw_out, runner.backward(prog, g, x, w, rstd, None, ws)[1])
     assert ws.counter[0].item() == 0
+
+
+RELOAD_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reload]
+
+
+def _held_twin(prog: registry.Program) -> registry.Program:
+    """The register-held `.xs` build of a `.rl` program's shape: the same tile, warps, grid and
+    fold, prefetching, uncapped (registered as `...fw.pf.wr...xs` where that shape won somewhere)."""
+    return replace(prog, name=prog.name + ".held", launch=replace(prog.launch, reload=False, prefetch=True, max_registers=0))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", [n for n in RELOAD_PROGRAMS if not registry.get(n).launch.max_registers])
+def test_reload_programs_match_the_register_held_build(name, monkeypatch):
+    """`.rl` programs read each tile twice instead of holding it; the arithmetic is the split-rstd
+    kernel's, so dx and dw are those of the register-held build with the same shape, bit for bit, on
+    every form, with split tiles and with rows left over at the end of a program's tiles (a partial
+    last tile, programs with no tile)."""
+    monkeypatch.setattr(runner, "sm_count", lambda device: 2)
+    prog = registry.get(name)
+    held = _held_twin(prog)
+    assert runner.backward_rows_kernel(prog).fn.__name__ == "rmsnorm_bwd_rows_reload_kernel"
+    assert runner.backward_rows_kernel(held).fn.__name__ == "rmsnorm_bwd_rows_split_rstd_kernel"
+    assert prog.fingerprint != held.fingerprint
+    H = 320 if prog.launch.split_h else 384  # 320: tiles of 256 and 64 columns
+    for form, h, T in [(f, H if f in ("plain", "residual") else 256, T) for f in prog.forms
+                       for T in ((53,) if f != "plain" else (53, 3))]:
+        for w_dtype in prog.w_dtypes:
+            if not prog.supports(h, form, w_dtype) and not (form.startswith("heads") and h == 256):
+                continue
+            inp = inputs("outlier_rows", T, h, w_dtype, form=form, seed=h + T)
+            dx, dw, err = run_backward_checked(prog, inp)
+            dx0, dw0, _ = run_backward_checked(held, inp)
+            assert torch.equal(dx, dx0) and torch.equal(dw, dw0), (name, form, h, T, w_dtype)
+            assert err <= 1.0, (name, form, h, T, w_dtype, err)
+
+
+def test_reload_shapes_and_names():
+    for name in RELOAD_PROGRAMS:
+        prog = registry.get(name)
+        lp = prog.launch
+        assert (lp.products, lp.prefetch, lp.fold_in, lp.reduce, prog.mode, prog.single_launch) == (
+            "split_rstd", False, "workspace", "wide", 3, False)
+        assert ".xs.rl" in name and (name.endswith(f".rl.mr{lp.max_registers}") if lp.max_registers else name.endswith(".rl"))
+        assert (".sp." in name) == lp.split_h and f"p{lp.programs_per_sm}x" in name
+        meta, warps = runner.backward_launch_meta(prog, 6144, False, exact=True)
+        held_meta, held_warps = runner.backward_launch_meta(_held_twin(prog), 6144, False, exact=True)
+        assert meta == {**held_meta, "PREFETCH": False} and warps == held_warps
+
+
+def test_reload_needs_a_two_launch_split_rstd_program_without_prefetch():
+    lp = registry.LaunchPolicy("persistent", fold=256, fold_in="workspace", products="split_rstd", reduce="wide", reload=True)
+    registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, lp, "", mode=3)  # accepted
+    for bad in (replace(lp, prefetch=True), replace(lp, products="eft"), replace(lp, loads="tma"),
+                replace(lp, prefetch=True, l2_prefetch="lines", l2_ahead=2)):
+        with pytest.raises(ValueError, match="reload"):
+            registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, bad, "", mode=3)
+    with pytest.raises(ValueError, match="reload"):
+        registry.Program("bwd.pair.x", "bwd", "pair", True, replace(lp, fold_in="registers"), "", mode=1)
+    with pytest.raises(ValueError, match="reload"):
+        registry.Program("bwd.twosum.x", "bwd", "twosum", True, replace(lp, reduce="grid_sync"), "", mode=3,
+                         single_launch=True)
