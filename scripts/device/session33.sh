@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 33's device calls. On an H200 (the route table's card): session32.sh's queue, unchanged
-# (campaign_r25a.sh, campaign_r32a.sh, small_fwd_probe.py, the rest of campaign_r23a.sh).
+# (campaign_r25a.sh, campaign_r32a.sh, small_fwd_probe.py, the rest of campaign_r23a.sh), after
+# campaign_r33a.sh (the two-row reload backward at H 8192, 100 s).
 # On another sm_90a card: ncu of the backward copy target's wide rows (plain H 5120 and 6144, BF16,
 # T 65536: 79.6 % and 84.4 % of the H200's copy, 0.967x and 0.953x torch.compile), the routed program
 # beside torch.compile's, at the card's own clocks, so the bounds text can say what holds them
@@ -12,7 +13,8 @@ GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
 B=${1:-540}
 case "$GPU" in
-  *H200*) exec bash scripts/device/session32.sh $B ;;
+  *H200*) T0=$(date +%s); bash scripts/device/campaign_r33a.sh 100
+          exec bash scripts/device/session32.sh $(( B - ($(date +%s) - T0) )) ;;
 esac
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 NCU="ncu --profile-from-start off --clock-control none --section SpeedOfLight --section LaunchStats \
