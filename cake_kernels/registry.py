@@ -34,6 +34,13 @@ RELOAD_SHAPES = ((2, 1, 8, False, 0, 4096), (2, 1, 8, True, 0, 2048), (2, 1, 8, 
                  (2, 1, 16, False, 64, 4096), (2, 1, 16, True, 64, H_MAX), (4, 1, 4, False, 0, 2048),
                  (2, 2, 8, False, 0, 2048), (2, 2, 8, True, 0, 2048), (1, 1, 16, False, 0, H_MAX),
                  (1, 1, 16, True, 0, H_MAX), (1, 2, 16, False, 0, H_MAX), (1, 2, 16, True, 0, H_MAX))
+# With the next tile prefetched (`.pf...rl`, held as BF16 across the row sum; compile_check as above):
+# `p2x.w8` 80-96 registers and `p4x.w8.sp` 64 (four resident) up to H 2048, the two-row `p2x.r2.w8`
+# 110-128 and `p2x.w16` there; `p2x.w8.mr128` at H 4096 (0-8 bytes spilled) and `p2x.w8.sp.mr128` at
+# H 5120-6144 (24-128 bytes; uncapped 186-206 registers, one resident), `p1x.r2.w16` to H 4096 (110-126).
+RELOAD_PREFETCH_SHAPES = ((2, 1, 8, False, 0, 2048), (2, 1, 8, True, 0, 2048), (4, 1, 8, False, 0, 2048),
+                          (4, 1, 8, True, 0, 2048), (2, 1, 8, True, 128, H_MAX), (2, 1, 8, False, 128, 4096),
+                          (2, 1, 16, False, 0, 2048), (2, 2, 8, False, 0, 2048), (1, 2, 16, False, 0, 4096))
 
 
 @dataclass(frozen=True)
@@ -124,9 +131,10 @@ class LaunchPolicy:
     compile_check (sm_90a, Triton 3.6, H 1536): `p2x.r2.w8.fw.pf.wr.sp.xs.wc` 149 registers uncapped,
     one program resident of two; at 128 no spill and both resident. The cap holds only where it
     costs no spill: a spilled value goes through local memory (L1, then DRAM) in the loop.
-    reload: a two-launch split-rstd backward without register prefetch that reads each tile twice,
-    for the row sum and then again (from L1) for dx and dw, and reads the weight from L1 instead of
-    holding it (names end `.rl`; programs/backward.py `rmsnorm_bwd_rows_reload_kernel`). Why: what
+    reload: a two-launch split-rstd backward that reads each tile twice, for the row sum and then
+    again (from L1) for dx and dw, and reads the weight from L1 instead of holding it (names end
+    `.rl`; programs/backward.py `rmsnorm_bwd_rows_reload_kernel`, with `prefetch` the next tile held
+    as BF16 across the row sum: `rmsnorm_bwd_rows_reload_prefetch_kernel`). Why: what
     lives across the row sum is then the dw state alone, so wide rows fit in fewer registers and
     more programs run per SM (ncu, H100, plain H 6144 BF16 T 65536: the routed `.sp` build at 247
     registers, one 8-warp program per SM, 85 % of DRAM peak; torch.compile's, 128 registers and two
@@ -286,13 +294,12 @@ class Program:
                              "persistent program that prefetches one-tile rows with pointer loads and split-rstd "
                              "products (mode 3, single_launch False, prefetch True, split_h False, products "
                              "'split_rstd', gres_load 'in_step')")
-        if lp.reload and (self.mode != 3 or self.single_launch or lp.grid != "persistent" or lp.prefetch
+        if lp.reload and (self.mode != 3 or self.single_launch or lp.grid != "persistent"
                           or lp.loads != "pointer" or lp.products != "split_rstd" or lp.gres_load != "in_step"
                           or lp.l2_prefetch != "none" or lp.reduce == "grid_sync"):
             raise ValueError(f"program {self.name!r}: reload=True needs a two-launch compensated persistent program "
-                             "with pointer loads, split-rstd products and no prefetch (mode 3, single_launch False, "
-                             "prefetch False, products 'split_rstd', gres_load 'in_step', no l2_prefetch, reduce not "
-                             "'grid_sync')")
+                             "with pointer loads and split-rstd products (mode 3, single_launch False, products "
+                             "'split_rstd', gres_load 'in_step', no l2_prefetch, reduce not 'grid_sync')")
         if lp.max_registers and (self.op != "bwd" or self.single_launch or lp.grid != "persistent"
                                  or lp.reduce == "grid_sync"):
             raise ValueError(f"program {self.name!r}: max_registers={lp.max_registers} caps the rows kernel of a "
@@ -873,17 +880,20 @@ def _catalog() -> list[Program]:
     # programs per SM hide DRAM latency in place of a register-held next tile. For the wide rows of
     # the copy and peer targets (plain H 4096-8192 at 79-90 % of copy on the H200, H 5120 and 6144
     # T 65536 at 0.95-0.97x torch.compile) and H 1536-2048.
-    for ppsm, rows, warps, split, cap, h_max in RELOAD_SHAPES:
-        sfx = (f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.fw.wr" + (".sp" if split else "") + ".xs.rl"
-               + (f".mr{cap}" if cap else ""))
+    for pf, (ppsm, rows, warps, split, cap, h_max) in ([(False, s) for s in RELOAD_SHAPES]
+                                                      + [(True, s) for s in RELOAD_PREFETCH_SHAPES]):
+        sfx = (f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.fw" + (".pf" if pf else "") + ".wr"
+               + (".sp" if split else "") + ".xs.rl" + (f".mr{cap}" if cap else ""))
         tile = (f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step")
+        tile += ", next tile prefetched (held as BF16 across the row sum)" if pf else ""
         tile += ", the row held as two power-of-two tiles (H not a power of two only)" if split else ""
         progs.append(Program(
             f"bwd.twosum_pair.{sfx}", "bwd", "twosum_pair", True,
             LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, fold=256, fold_in=WS,
-                         split_h=split, reduce="wide", products="split_rstd", reload=True, max_registers=cap),
+                         split_h=split, reduce="wide", products="split_rstd", reload=True, max_registers=cap,
+                         prefetch=pf),
             f"split-rstd exact products + TwoSum per thread ({tile}), each tile read twice (the row sum, then "
-            f"from L1 for dx and dw) and the weight from L1, no tile held across the row sum; FP64 fold every 256 "
+            f"from L1 for dx and dw) and the weight from L1, this tile not held across the row sum; FP64 fold every 256 "
             f"rows in the program's workspace row, [P, H] FP64 partials + wide fixed-order reduce kernel "
             f"({ppsm} programs/SM" + (f", at most {cap} registers per thread" if cap else "")
             + (f"; H <= {h_max}" if h_max != H_MAX else "") + ")", bwd_mod, mode=TWOSUM, H_max=h_max))

@@ -620,7 +620,7 @@ def backward_rows_kernel(program: Program):
     if program.launch.l2_prefetch != "none":
         return bk.rmsnorm_bwd_rows_l2_prefetch_kernel
     if program.launch.reload:
-        return bk.rmsnorm_bwd_rows_reload_kernel
+        return bk.rmsnorm_bwd_rows_reload_prefetch_kernel if program.launch.prefetch else bk.rmsnorm_bwd_rows_reload_kernel
     return bk.rmsnorm_bwd_rows_split_rstd_kernel if program.launch.products == "split_rstd" else bk.rmsnorm_bwd_rows_kernel
 
 

@@ -1112,3 +1112,81 @@ def rmsnorm_bwd_rows_reload_kernel(
     _dw_finish(DW, ws_row, cols, cmask, acc, comp, acc, tot, 3, FOLD_WS)
     if BLOCK_B > 0:
         _dw_finish(DW, ws_row_b, cols_b, cmask_b, acc_b, comp_b, acc_b, tot_b, 3, FOLD_WS)
+
+
+@triton.jit
+def rmsnorm_bwd_rows_reload_prefetch_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False, BLOCK_B: tl.constexpr = 0,
+):
+    """`.pf...rl` programs: `rmsnorm_bwd_rows_reload_kernel` with the next tile's g and x loaded (as
+    BF16) before this tile's row sum, as the prefetching programs do. This tile's g and x come from
+    those registers for the row sum, then again from L1 for dx and dw, so what lives across the sum
+    is the next tile (one register per column pair of BF16 values) and the dw state; the register-held
+    prefetching programs also keep this tile and the weight in FP32 across it (247-255 registers at
+    H 6144 with 8 warps). Why: on an H100 the `.rl` programs without a prefetch were slower than the
+    held ones at every key but H 8192 (0.15-0.93x): a program holding no next tile waits a DRAM round
+    trip per row. dx and dw equal the register-held `.xs` build's of the same shape, bit for bit.
+    A kernel of its own, so that the `.rl` programs' device code and evidence stay as they are.
+    """
+    tl.static_assert(MODE == 3, "reload: compensated (TwoSum) programs only")
+    tl.static_assert(not SINGLE, "reload: two-launch programs only")
+    tl.static_assert(PREFETCH, "reload with prefetch: the prefetching build only")
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    acc, comp, _, tot = _dw_state(BLOCK_H)
+    ws_row = WS + pid.to(tl.int64) * H + cols
+    if BLOCK_B > 0:
+        cols_b = BLOCK_H + tl.arange(0, BLOCK_B)
+        cmask_b = cols_b < H
+        acc_b, comp_b, _, tot_b = _dw_state(BLOCK_B)
+        ws_row_b = WS + pid.to(tl.int64) * H + cols_b
+    if FOLD_WS:
+        tl.store(ws_row, tl.zeros([BLOCK_H], dtype=tl.float64), mask=cmask)
+        if BLOCK_B > 0:
+            tl.store(ws_row_b, tl.zeros([BLOCK_B], dtype=tl.float64), mask=cmask_b)
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+    g_n, x_n, r_n = load_tile(G, X, RSTD, first, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+    if BLOCK_B > 0:
+        g_nb, x_nb, _ = load_tile(G, X, RSTD, first, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+    it = 0
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        g, x, rstd = g_n, x_n, r_n
+        g_n, x_n, r_n = load_tile(G, X, RSTD, rows + nprog * ROWS, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        w = tl.load(W + cols, mask=cmask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        s = tl.sum(g.to(tl.float32) * w[None, :] * x.to(tl.float32), axis=1)
+        if BLOCK_B > 0:
+            g_b, x_b = g_nb, x_nb
+            g_nb, x_nb, _ = load_tile(G, X, RSTD, rows + nprog * ROWS, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+            w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            s += tl.sum(g_b.to(tl.float32) * w_b[None, :] * x_b.to(tl.float32), axis=1)
+        c = tl.div_rn(s, H_f)
+        r_hi = ((rstd.to(tl.uint32, bitcast=True) >> 16) << 16).to(tl.float32, bitcast=True)
+        r_lo = rstd - r_hi
+        g, x = _load_gx(G, X, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh, "evict_first")
+        g = g.to(tl.float32)
+        x = x.to(tl.float32)
+        w = tl.load(W + cols, mask=cmask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+        acc, comp, tot = _dw_step_split_rstd(g, x, r_hi, r_lo, acc, comp, tot, ws_row, cmask, it, FOLD, FOLD_WS, ROWS)
+        if BLOCK_B > 0:
+            g_b, x_b = _load_gx(G, X, rows, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh, "evict_first")
+            g_b = g_b.to(tl.float32)
+            x_b = x_b.to(tl.float32)
+            w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0, eviction_policy="evict_first").to(tl.float32)
+            _store_dx(DX, GRES, g_b, x_b, w_b, rstd, c, rows, rmask, cols_b, cmask_b, NH, srt, srh, H, HAS_GRES, EXACT)
+            acc_b, comp_b, tot_b = _dw_step_split_rstd(g_b, x_b, r_hi, r_lo, acc_b, comp_b, tot_b, ws_row_b, cmask_b,
+                                                       it, FOLD, FOLD_WS, ROWS)
+        it += 1
+    _dw_finish(DW, ws_row, cols, cmask, acc, comp, acc, tot, 3, FOLD_WS)
+    if BLOCK_B > 0:
+        _dw_finish(DW, ws_row_b, cols_b, cmask_b, acc_b, comp_b, acc_b, tot_b, 3, FOLD_WS)

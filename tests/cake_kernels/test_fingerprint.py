@@ -43,6 +43,9 @@ def test_closure_follows_the_runner_and_nothing_else():
     assert {"rmsnorm_bwd_rows_reload_kernel", "_load_gx", "_dw_step_split_rstd", "_store_dx", "reduce_partials_wide_kernel"} <= rl
     assert "rmsnorm_bwd_rows_split_rstd_kernel" not in rl
     assert not _closure("bwd.twosum_pair.p2x.w8.fw.pf.wr.sp.xs") & {"rmsnorm_bwd_rows_reload_kernel", "_load_gx"}
+    rl_pf = _closure("bwd.twosum_pair.p4x.w8.fw.pf.wr.sp.xs.rl")  # with the prefetch: its own kernel
+    assert {"rmsnorm_bwd_rows_reload_prefetch_kernel", "_load_gx", "load_tile"} <= rl_pf
+    assert "rmsnorm_bwd_rows_reload_kernel" not in rl_pf and "rmsnorm_bwd_rows_reload_prefetch_kernel" not in rl
     assert _closure("fwd.persist.p4x.r1.w4.pf") >= {"rmsnorm_fwd_prefetch_kernel"}
     assert "rmsnorm_fwd_kernel" not in _closure("fwd.persist.p4x.r1.w4.pf")
     assert fingerprint.launched_kernels(registry.get("bwd.reference")) == []

@@ -1392,8 +1392,9 @@ RELOAD_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reload]
 
 
 def _held_twin(prog: registry.Program) -> registry.Program:
-    """The register-held `.xs` build of a `.rl` program's shape: the same tile, warps, grid and
-    fold, prefetching, uncapped (registered as `...fw.pf.wr...xs` where that shape won somewhere)."""
+    """The register-held `.xs` build of a `.rl` program's shape (with or without `.pf`): the same
+    tile, warps, grid and fold, prefetching, uncapped (registered as `...fw.pf.wr...xs` where that
+    shape won somewhere)."""
     return replace(prog, name=prog.name + ".held", launch=replace(prog.launch, reload=False, prefetch=True, max_registers=0))
 
 
@@ -1407,7 +1408,8 @@ def test_reload_programs_match_the_register_held_build(name, monkeypatch):
     monkeypatch.setattr(runner, "sm_count", lambda device: 2)
     prog = registry.get(name)
     held = _held_twin(prog)
-    assert runner.backward_rows_kernel(prog).fn.__name__ == "rmsnorm_bwd_rows_reload_kernel"
+    assert runner.backward_rows_kernel(prog).fn.__name__ == (
+        "rmsnorm_bwd_rows_reload_prefetch_kernel" if prog.launch.prefetch else "rmsnorm_bwd_rows_reload_kernel")
     assert runner.backward_rows_kernel(held).fn.__name__ == "rmsnorm_bwd_rows_split_rstd_kernel"
     assert prog.fingerprint != held.fingerprint
     H = 320 if prog.launch.split_h else 384  # 320: tiles of 256 and 64 columns
@@ -1427,19 +1429,21 @@ def test_reload_shapes_and_names():
     for name in RELOAD_PROGRAMS:
         prog = registry.get(name)
         lp = prog.launch
-        assert (lp.products, lp.prefetch, lp.fold_in, lp.reduce, prog.mode, prog.single_launch) == (
-            "split_rstd", False, "workspace", "wide", 3, False)
+        assert (lp.products, lp.fold_in, lp.reduce, prog.mode, prog.single_launch) == (
+            "split_rstd", "workspace", "wide", 3, False)
+        assert (".fw.pf.wr." in name) == lp.prefetch and ".fw.wr." in name.replace(".fw.pf.wr.", ".fw.wr.")
         assert ".xs.rl" in name and (name.endswith(f".rl.mr{lp.max_registers}") if lp.max_registers else name.endswith(".rl"))
         assert (".sp." in name) == lp.split_h and f"p{lp.programs_per_sm}x" in name
         meta, warps = runner.backward_launch_meta(prog, 6144, False, exact=True)
         held_meta, held_warps = runner.backward_launch_meta(_held_twin(prog), 6144, False, exact=True)
-        assert meta == {**held_meta, "PREFETCH": False} and warps == held_warps
+        assert meta == {**held_meta, "PREFETCH": lp.prefetch} and warps == held_warps
 
 
-def test_reload_needs_a_two_launch_split_rstd_program_without_prefetch():
+def test_reload_needs_a_two_launch_split_rstd_program():
     lp = registry.LaunchPolicy("persistent", fold=256, fold_in="workspace", products="split_rstd", reduce="wide", reload=True)
     registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, lp, "", mode=3)  # accepted
-    for bad in (replace(lp, prefetch=True), replace(lp, products="eft"), replace(lp, loads="tma"),
+    registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, replace(lp, prefetch=True), "", mode=3)  # accepted
+    for bad in (replace(lp, products="eft"), replace(lp, loads="tma"),
                 replace(lp, prefetch=True, l2_prefetch="lines", l2_ahead=2)):
         with pytest.raises(ValueError, match="reload"):
             registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, bad, "", mode=3)
