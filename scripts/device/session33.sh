@@ -18,7 +18,17 @@ case "$GPU" in
 esac
 # Session 33 ran the ncu below on an H100 80GB HBM3 (call 1, bench/results/h100-2026-12-07d); kept
 # for another card's run, skipped on a card that already has it (NCU_AGAIN=1 runs it anyway).
-case "$GPU" in *H100*) [ "${NCU_AGAIN:-0}" = 1 ] || { echo "an H100: its ncu is in bench/results/h100-2026-12-07d; nothing queued"; exit 0; } ;; esac
+# On an H100 instead: the prefetching reload backwards (`.pf...rl`, registered after session 33's last
+# call; none measured yet) beside the routed programs and the H 1536 `.tma` candidate, by
+# variant_probe.py, at the rows where the no-prefetch `.rl` builds lost (H 1536-6144) and the backward
+# peer target's row (H 1536 BF16 T 1M).
+case "$GPU" in *H100*) if [ "${NCU_AGAIN:-0}" != 1 ]; then
+  P=$(python3 -c "from cake_kernels import registry as r; print(','.join(n for n in r.names('bwd') if r.get(n).launch.reload and r.get(n).launch.prefetch))")
+  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONPATH=$PWD timeout $(( B - 30 )) python3 scripts/device/variant_probe.py \
+    --seconds $(( B - 90 )) --keys plain:1536:bf16:65536,plain:2048:bf16:65536,plain:6144:bf16:65536,plain:4096:bf16:65536,plain:5120:bf16:65536,plain:1536:fp32:65536,plain:6144:fp32:65536,plain:4096:fp32:65536,plain:2048:fp32:65536,plain:1536:bf16:1048576,plain:1536:bf16:262144,plain:1536:bf16:16384 \
+    --programs "$P,bwd.twosum_pair.p1x.r4.w8.s4.wr.tma,bwd.twosum_pair.p1x.r4.w8.s4.wr.tma.wc" --out variant-probe-rlpf.json 2>&1 | grep -v '^{' | tail -150
+  exit 0
+fi ;; esac
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 NCU="ncu --profile-from-start off --clock-control none --section SpeedOfLight --section LaunchStats \
   --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
