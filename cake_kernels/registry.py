@@ -27,8 +27,9 @@ L2_PREFETCH_LETTERS = {"lines": "p", "bulk": "b"}
 # (compile_check, sm_90a, Triton 3.6, FP32 / BF16 weight): `p2x.w16`, `p3x.w8`, `p4x.w4` and the
 # two-row `p2x.r2.w8` up to H 2048 (60, 80, 118-128 and 103-122 registers); `p2x.w8` up to H 4096
 # (118-128); at wider rows one 16-warp program (`p1x.w16`, 82-128; two rows: 103-128, at most 48
-# bytes spilled), or two capped ones (the uncapped `.sp` build's 154-165 registers let one run): `p2x.w8.sp.mr128` (H 5120 and 6144: 24-104 bytes spilled per
-# thread), `p2x.w16.mr64` (H <= 4096: at most 24 bytes) and `p2x.w16.sp.mr64` (32-112 bytes).
+# bytes spilled), or two capped ones (the uncapped `.sp` build's 154-165 registers let one run):
+# `p2x.w8.sp.mr128` (H 5120 and 6144: 24-104 bytes spilled per thread), `p2x.w16.mr64` (H <= 4096:
+# at most 24 bytes) and `p2x.w16.sp.mr64` (32-112 bytes).
 RELOAD_SHAPES = ((2, 1, 8, False, 0, 4096), (2, 1, 8, True, 0, 2048), (2, 1, 8, True, 128, H_MAX), (3, 1, 8, False, 0, 2048),
                  (4, 1, 8, False, 0, 2048), (4, 1, 8, True, 0, 2048), (2, 1, 16, False, 0, 2048), (2, 1, 16, True, 0, 2048),
                  (2, 1, 16, False, 64, 4096), (2, 1, 16, True, 64, H_MAX), (4, 1, 4, False, 0, 2048),

@@ -2,7 +2,8 @@
 # Session 33's device calls. On an H200 (the route table's card): session32.sh's queue, unchanged
 # (campaign_r25a.sh, campaign_r32a.sh, small_fwd_probe.py, the rest of campaign_r23a.sh), after
 # campaign_r33a.sh (the two-row reload backward at H 8192, 100 s).
-# On another sm_90a card: ncu of the backward copy target's wide rows (plain H 5120 and 6144, BF16,
+# On an H100: the prefetching reload probe below (the ncu it ran first is done). On another sm_90a
+# card, or with NCU_AGAIN=1: ncu of the backward copy target's wide rows (plain H 5120 and 6144, BF16,
 # T 65536: 79.6 % and 84.4 % of the H200's copy, 0.967x and 0.953x torch.compile), the routed program
 # beside torch.compile's, at the card's own clocks, so the bounds text can say what holds them
 # (DRAM share, issue, occupancy, local-memory traffic from the spills) from a profile, not from
