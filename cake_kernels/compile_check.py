@@ -108,8 +108,11 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
             return [(bk.rmsnorm_bwd_grid_sync_v2_kernel, sig, gs, warps)]
         gs = {**meta, **runner.grid_sync_constexprs(program, H, warps, sms), "PHASE": 0}
         return [(bk.rmsnorm_bwd_grid_sync_kernel, sig, gs, warps)]
-    if program.launch.loads == "tma":
+    if program.launch.loads != "pointer":
         desc = f"tensordesc<bf16[{meta['ROWS']}, {meta['BLOCK_H']}]>"
+        if program.launch.loads == "tma_chunks":
+            c = registry.TMA_CHUNK
+            desc = f"tensordesc<bf16[{meta['ROWS']}, {max(meta['BLOCK_H'] // c, 1)}, {c}]>"
         sig = {"GD": desc, "XD": desc, "W": _PTR_W[w], "RSTD": "*fp32", "GRES": "*bf16", "DX": "*bf16", "WS": ws,
                "n_rows": "i32", "NH": "i32", "H": "i32", "H_f": "fp32", "srt": "i64", "srh": "i64"}
         out = [(runner.tma_kernel(program), sig, meta, warps)]

@@ -117,6 +117,10 @@ def program_fingerprint(program, launch_json: str) -> str:
                 h.update(inspect.getsource(runner.grid_sync_v2_constexprs).encode())
                 h.update(inspect.getsource(runner.grid_sync_flat_constexprs).encode())
                 h.update(inspect.getsource(runner._launch_grid_sync_flat).encode())
+        if program.launch.loads == "tma_chunks":  # `.tmc` backwards only, likewise
+            from cake_kernels import runner
+
+            h.update(inspect.getsource(runner.tma_chunks_meta).encode())
         if program.launch.max_registers:  # `.mr` backwards only, likewise
             from cake_kernels import runner
 

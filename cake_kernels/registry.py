@@ -20,6 +20,19 @@ HOPPER_SHARED_LIMIT = 232448
 # What a `.tma` program's pipelined tiles may take: the limit less 16 KiB for the reductions'
 # scratch and the pipeline's barriers.
 TMA_SHARED_BUDGET = HOPPER_SHARED_LIMIT - 16384
+# `.tmc` shapes (programs per SM, rows, warps, stages, H_max, pointer twin, split-rstd products):
+# chosen by compile_check (sm_90a, Triton 3.6, FP32 weight) so that the programs asked for per SM
+# are resident: the H 1536 `.tma` shapes (188-202 registers at one program per SM, 128 at two);
+# two rows of 16 warps up to H 4096 (123-126); one row of 16 warps (108-114 at H 4096, 128 and 80
+# bytes of spill at H 5120-8192) or of 8 (172 at H 4096, 255 and 80 bytes above).
+TMC_SHAPES = (
+    (1, 4, 8, 4, 2048, "p1x.r4.w8", False), (1, 4, 8, 4, 2048, "p1x.r4.w8", True),
+    (2, 2, 8, 4, 2048, "p2x.r2.w8", False), (2, 1, 8, 3, 2048, "p2x.w4", False),
+    (1, 2, 16, 3, 4096, "p1x.w16", False), (1, 2, 16, 3, 4096, "p1x.w16", True),
+    (1, 1, 16, 4, H_MAX, "p1x.w16", False), (1, 1, 16, 4, H_MAX, "p1x.w16", True), (1, 1, 8, 6, H_MAX, "p1x.w16", False),
+)
+# The chunk of a `.tmc` program's [rows, H / chunk, chunk] view: a TMA box is at most 256 values a side.
+TMA_CHUNK = 256
 # The name suffix letter of each L2-prefetch kind (`LaunchPolicy.l2_prefetch`): `.l2p{ahead}`, `.l2b{ahead}`.
 L2_PREFETCH_LETTERS = {"lines": "p", "bulk": "b"}
 # (programs per SM, rows per step, warps, split tile, register cap, largest H) of the `.rl` backwards
@@ -72,6 +85,9 @@ class LaunchPolicy:
     loads: how a backward program reads g and x: `pointer` (masked loads into registers) or `tma`
     (tensor descriptors, software-pipelined `stages` deep through shared memory; names end `.tma`).
     TMA needs a 16-byte aligned base and row stride: rows of H % 8 == 0 BF16 values, one row stride.
+    `tma_chunks` (names end `.tmc`): the same, with g and x viewed as [rows, H / 256, 256], so that a
+    step's tile is one TMA box instead of one [rows, 256] box per 256 columns (H % 256 == 0;
+    programs/backward.py `rmsnorm_bwd_tma_chunks_kernel` says why).
     weight_load: where a forward program reads the weight: `hoisted` (once, before its loop over
     tiles) or `beside_rows` (in each tile's step, right after the rows' reads are issued, so the two
     DRAM reads overlap at small T; names end `.wx`; programs/forward.py says why), or `row_tile`
@@ -205,8 +221,8 @@ class LaunchPolicy:
             raise ValueError(f"fold_in: {self.fold_in!r} is not one of ('registers', 'workspace')")
         if self.reduce not in ("serial", "wide", "split", "grid_sync", "one_pass"):
             raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide', 'split', 'grid_sync', 'one_pass')")
-        if self.loads not in ("pointer", "tma"):
-            raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma')")
+        if self.loads not in ("pointer", "tma", "tma_chunks"):
+            raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma', 'tma_chunks')")
         if self.weight_load not in ("hoisted", "beside_rows", "row_tile"):
             raise ValueError(f"weight_load: {self.weight_load!r} is not one of ('hoisted', 'beside_rows', 'row_tile')")
         if self.weight_cast not in ("none", "fp32"):
@@ -307,7 +323,7 @@ class Program:
                              "two-launch persistent backward (single_launch False, grid 'persistent', reduce not "
                              "'grid_sync')")
         if self.launch.products != "eft" and (self.mode != 3 or not two_launch_rows
-                                              or (self.launch.loads == "tma" and self.launch.reduce == "grid_sync")):
+                                              or (self.launch.loads != "pointer" and self.launch.reduce == "grid_sync")):
             raise ValueError(f"program {self.name!r}: products={self.launch.products!r} needs a two-launch (or `.gs`) "
                              "compensated program (mode 3, single_launch False or reduce 'grid_sync'; TMA loads "
                              "two-launch only)")
@@ -315,9 +331,11 @@ class Program:
     def supports(self, H: int, form: str, w_dtype: str) -> bool:
         if self.launch.split_h and self.launch.tiles_for(H)[1] == 0:
             return False  # a power of two is one tile: the split program would be its unsplit twin
-        if self.launch.loads == "tma" and H % 8:
+        if self.launch.loads != "pointer" and H % 8:
             return False  # contiguous BF16 rows of H % 8 != 0 have a row stride TMA cannot take
-        if self.launch.loads == "tma" and self.launch.tma_buffer_bytes(H, form == "residual") > TMA_SHARED_BUDGET:
+        if self.launch.loads == "tma_chunks" and H % TMA_CHUNK:
+            return False  # the [rows, H / 256, 256] view needs whole chunks
+        if self.launch.loads != "pointer" and self.launch.tma_buffer_bytes(H, form == "residual") > TMA_SHARED_BUDGET:
             return False  # the launch would fail for shared memory (see tma_buffer_bytes)
         return self.H_min <= H <= self.H_max and form in self.forms and w_dtype in self.w_dtypes
 
@@ -364,20 +382,24 @@ def _catalog() -> list[Program]:
     fwd_mod, bwd_mod = "cake_kernels.programs.forward", "cake_kernels.programs.backward"
 
     def tma_program(ppsm: int, rows: int, warps: int, stages: int, h_max: int, fallback: str, products: str = "eft",
-                    reduce: str = "wide", like: str | None = None) -> Program:
-        """A `.tma` backward (`twosum_pair`, the FP64 fold in registers): named by its shape, options
-        and `.tma`; `fallback` the pointer-load program run where a view cannot be described, `like` the
-        program its description compares it with (the fallback unless given)."""
+                    reduce: str = "wide", like: str | None = None, loads: str = "tma") -> Program:
+        """A `.tma` (or `.tmc`, `loads` 'tma_chunks') backward (`twosum_pair`, the FP64 fold in
+        registers): named by its shape, options and `.tma` (`.tmc`); `fallback` the pointer-load program
+        run where a view cannot be described, `like` the program its description compares it with (the
+        fallback unless given)."""
         name = (f"bwd.twosum_pair.p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.s{stages}.wr"
-                + (".xs" if products == "split_rstd" else "") + (".sr" if reduce == "split" else "") + ".tma")
+                + (".xs" if products == "split_rstd" else "") + (".sr" if reduce == "split" else "")
+                + (".tmc" if loads == "tma_chunks" else ".tma"))
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         read = f"{rows} rows at a time " if rows > 1 else ""
         return Program(
             name, "bwd", "twosum_pair", True,
             LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
-                         reduce=reduce, loads="tma", products=products),
+                         reduce=reduce, loads=loads, products=products),
             f"as {like or fallback} with the FP64 fold in registers, g and x read {read}through TMA descriptors "
-            f"pipelined {stages} deep in shared memory ({ppsm} programs/SM; H % 8 == 0{limit})",
+            + ("of [rows, H / 256, 256], a step one box, " if loads == "tma_chunks" else "")
+            + f"pipelined {stages} deep in shared memory ({ppsm} programs/SM; "
+            + ("H % 256 == 0" if loads == "tma_chunks" else "H % 8 == 0") + f"{limit})",
             bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=fallback)
 
     progs: list[Program] = [
@@ -876,6 +898,15 @@ def _catalog() -> list[Program]:
                                                    (5, 4, 2, 4, 512, "p4x.r4.w2"), (4, 4, 2, 6, 512, "p4x.r4.w2")):
         progs.append(tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr.xs",
                                  products="split_rstd", reduce="split", like=f"bwd.twosum_pair.{twin}.fw.pf.wr.xs.sr"))
+    # `.tmc` (session 34, loads 'tma_chunks'): the `.tma` shapes with g and x read as one box per
+    # step (programs/backward.py `rmsnorm_bwd_tma_chunks_kernel`): the multi-row H <= 2048 shapes
+    # that reached an H100's copy at H 1536, and one- and two-row shapes for the wide rows, where the
+    # rows-1 `.tma` programs issued 32 boxes of 512 bytes per tensor per step.
+    for ppsm, rows, warps, stages, h_max, twin, xs in TMC_SHAPES:
+        tmc = tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}",
+                          products="split_rstd" if xs else "eft", loads="tma_chunks")
+        progs += [tmc, _twin(tmc, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
+                             "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
     # `.rl` (session 33, reload above): tiles read twice (the second time from L1) instead of held
     # across the row sum, so that a program needs the dw state's registers and little more, and more
     # programs per SM hide DRAM latency in place of a register-held next tile. For the wide rows of

@@ -291,10 +291,12 @@ def backward(
     rstd = rstd.reshape(-1).contiguous()
     flat = flat_heads(program, g, x, g_h_new)
     gr, xr = rows_of("g", g, H, flat), rows_of("x", x, H, flat)
-    # A view TMA cannot read in place (base or row stride not 16-byte aligned, or uneven rows), or a
-    # `.gs` grid the driver refused on this device before: the fallback twin does the same work with
-    # pointer loads (for `.gs`, in two launches), before anything is allocated for this program.
-    if ((program.launch.loads == "tma" and n_rows and (tma_row_stride(gr) is None or tma_row_stride(xr) is None))
+    # A view TMA cannot read in place (base or row stride not 16-byte aligned, or uneven rows; for
+    # `.tmc`, rows not whole 256-wide chunks), or a `.gs` grid the driver refused on this device
+    # before: the fallback twin does the same work with pointer loads (for `.gs`, in two launches),
+    # before anything is allocated for this program.
+    if ((program.launch.loads != "pointer" and n_rows and (tma_row_stride(gr) is None or tma_row_stride(xr) is None
+                                                          or (program.launch.loads == "tma_chunks" and H % registry.TMA_CHUNK)))
             or (program.launch.reduce == "grid_sync" and (program.name, str(x.device)) in _COOPERATIVE_REFUSED)):
         return _fallback_backward(program, n_rows, g, x, weight, rstd, g_h_new, workspace, dx_out, dw_out)
     gres = rows_of("g_h_new", g_h_new, H, flat) if g_h_new is not None else None
@@ -364,8 +366,9 @@ def backward(
                           f"running its two-launch twin {program.fallback} here from now on", RuntimeWarning, stacklevel=2)
         # The refused launch ran nothing, and the twin writes every element of dx and dw.
         return _fallback_backward(program, n_rows, g, x, weight, rstd, g_h_new, workspace, dx, dw)
-    if lp.loads == "tma":
-        gd, xd = (tma_descriptor(r, H, lp.rows, meta["BLOCK_H"]) for r in (gr, xr))
+    if lp.loads != "pointer":
+        chunk = registry.TMA_CHUNK if lp.loads == "tma_chunks" else 0
+        gd, xd = (tma_descriptor(r, H, lp.rows, meta["BLOCK_H"], chunk) for r in (gr, xr))
         tma_kernel(program)[(P,)](
             gd, xd, weight, rstd, gres_t, dx, partials, n_rows, xr.NH, H, float(H),
             gres.st if gres else 0, gres.sh if gres else 0, **meta, num_warps=warps, num_stages=lp.stages,
@@ -404,11 +407,15 @@ def tma_row_stride(r: Rows) -> int | None:
     return stride
 
 
-def tma_descriptor(r: Rows, H: int, rows: int, block_h: int):
+def tma_descriptor(r: Rows, H: int, rows: int, block_h: int, chunk: int = 0):
     """A [n_rows, H] tensor descriptor over rows `r` with [rows, block_h] tiles (zero padding past
-    the last row and column); `tma_row_stride(r)` must not be None."""
+    the last row and column); with a `chunk` (`.tmc`; H % chunk == 0) a [n_rows, H / chunk, chunk]
+    one with [rows, block_h / chunk, chunk] tiles. `tma_row_stride(r)` must not be None."""
     from triton.tools.tensor_descriptor import TensorDescriptor
 
+    if chunk:
+        return TensorDescriptor(r.tensor, [r.rows, H // chunk, chunk], [tma_row_stride(r), chunk, 1],
+                                [rows, max(block_h // chunk, 1), chunk])
     return TensorDescriptor(r.tensor, [r.rows, H], [tma_row_stride(r), 1], [rows, block_h])
 
 
@@ -696,17 +703,32 @@ def backward_launch_meta(program: Program, H: int, has_gres: bool, exact: bool |
     """The compile-time arguments and warps `backward` launches `program`'s own kernel with."""
     if program.launch.grid == "column_tasks" and program.launch.static_h:
         return static_column_task_meta(program, H, has_gres, exact)
+    if program.launch.loads == "tma_chunks":
+        return tma_chunks_meta(program, H, has_gres, exact)
     meta, warps = backward_meta(program, H, has_gres, exact)
     if program.launch.l2_prefetch != "none":
         meta = {**meta, **l2_prefetch_meta(program)}
     return meta, warps
 
 
+def tma_chunks_meta(program: Program, H: int, has_gres: bool, exact: bool | None = None) -> tuple[dict, int]:
+    """The compile-time arguments and warps of a `.tmc` backward's rows kernel
+    (`rmsnorm_bwd_tma_chunks_kernel`): a `.tma` program's, and which products it takes. Apart from
+    `backward_meta`, so that the other programs' fingerprints (which hash that) stay as measured."""
+    lp = program.launch
+    exact = _exact_products() if exact is None else exact
+    block_h = lp.tiles_for(H)[0]
+    return (dict(BLOCK_H=block_h, ROWS=lp.rows, FOLD=max(lp.fold // lp.rows, 1), STAGES=lp.stages, HAS_GRES=has_gres,
+                 EXACT=exact, SPLIT_RSTD=lp.products == "split_rstd"), lp.warps_for(block_h))
+
+
 def tma_kernel(program: Program):
     """The rows kernel of a `.tma` backward: with split-rstd products (`.xs.tma`) its own build, so
-    that the `.tma` programs with mul.rn products keep theirs."""
+    that the `.tma` programs with mul.rn products keep theirs; `.tmc` programs' one kernel takes both."""
     from cake_kernels.programs import backward as bk
 
+    if program.launch.loads == "tma_chunks":
+        return bk.rmsnorm_bwd_tma_chunks_kernel
     return bk.rmsnorm_bwd_tma_split_rstd_kernel if program.launch.products == "split_rstd" else bk.rmsnorm_bwd_tma_kernel
 
 

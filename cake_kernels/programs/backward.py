@@ -585,6 +585,61 @@ def rmsnorm_bwd_tma_split_rstd_kernel(
 
 
 @triton.jit
+def rmsnorm_bwd_tma_chunks_kernel(
+    GD, XD, W, RSTD, GRES, DX, WS,
+    n_rows, NH, H, H_f, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, FOLD: tl.constexpr, STAGES: tl.constexpr,
+    HAS_GRES: tl.constexpr, EXACT: tl.constexpr, SPLIT_RSTD: tl.constexpr,
+):
+    """`.tmc` programs: the `.tma` kernels' pipelined descriptor loads (with `eft` products, or the
+    split-rstd ones when SPLIT_RSTD), but GD and XD view g and x as [rows, H / C, C], C = 256
+    (runner: `tma_descriptor`), so that one step's [ROWS, BLOCK_H / C, C] tile is one TMA
+    box, reshaped in registers into the [ROWS, BLOCK_H] tile the arithmetic takes (the same
+    row-major order: column c is chunk c // C, lane c % C).
+
+    Why: a box is at most 256 values a side, so Triton 3.6 reads a [ROWS, BLOCK_H] tile of the 2-D
+    view as BLOCK_H / 256 boxes of [ROWS, 256], each its own `cp.async.bulk.tensor` issued by one
+    thread after a block barrier (compile_check's PTX, sm_90a): at H 8192 one row per step is 32
+    boxes of 512 bytes per tensor. On an H100 those rows-1 `.tma` programs ran at 0.52-0.70x of the
+    pointer programs at H 5120-8192 (session 32), where the multi-row ones at H 1536 (8 boxes of
+    2 KB) reached that card's copy bandwidth. Chunks past H / C arrive as zeros, as columns past
+    H do in the 2-D view. The FP64 fold stays in registers, as in the `.tma` kernels: held in the
+    workspace row (`.fw`), it needs a barrier in the loop, and Triton 3.6 then does not pipeline
+    the loop either (compile_check, sm_90a: 16 KB of shared memory at 4 stages, one tile); at
+    H 5120-8192 with 16 warps the one-row build spills 80 bytes per thread instead (128 registers).
+    A kernel of its own so that the `.tma` programs' fingerprints stay.
+    """
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    acc, comp, blk_acc, tot = _dw_state(BLOCK_H)
+    ws_row = WS + pid.to(tl.int64) * H + cols
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    it = 0
+    for blk in tl.range(pid, n_blocks, nprog, num_stages=STAGES):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        mask = rmask[:, None] & cmask[None, :]
+        g = tl.reshape(GD.load([blk * ROWS, 0, 0]), [ROWS, BLOCK_H]).to(tl.float32)
+        x = tl.reshape(XD.load([blk * ROWS, 0, 0]), [ROWS, BLOCK_H]).to(tl.float32)
+        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        dx = row_grad(g, x, w, rstd, H_f)
+        if HAS_GRES:
+            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+        if SPLIT_RSTD:
+            r_hi = ((rstd.to(tl.uint32, bitcast=True) >> 16) << 16).to(tl.float32, bitcast=True)
+            acc, comp, tot = _dw_step_split_rstd(g, x, r_hi, rstd - r_hi, acc, comp, tot, ws_row, cmask, it, FOLD, False, ROWS)
+        else:
+            acc, comp, blk_acc, tot = _dw_step(g, x, rstd, acc, comp, blk_acc, tot, ws_row, cmask, it, 3, FOLD, False, ROWS,
+                                               EXACT)
+        it += 1
+    _dw_finish(WS, ws_row, cols, cmask, acc, comp, blk_acc, tot, 3, False)
+
+
+@triton.jit
 def rmsnorm_bwd_rows_split_rstd_kernel(
     G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
     n_rows, NH, H, H_f,

@@ -26,6 +26,9 @@ def test_closure_follows_the_runner_and_nothing_else():
     single = _closure("bwd.twosum.p2x.w8.fw.pf")  # single launch: its reduce runs inside the rows kernel
     assert "reduce_partials_block" in single and not single & {"reduce_partials_kernel", "reduce_partials_wide_kernel"}
     assert _closure("bwd.twosum_pair.p2x.w4.s4.wr.tma") >= {"rmsnorm_bwd_tma_kernel", "reduce_partials_wide_kernel"}
+    tmc = _closure("bwd.twosum_pair.p1x.r4.w8.s4.wr.tmc")  # one kernel for both products: both steps
+    assert tmc >= {"rmsnorm_bwd_tma_chunks_kernel", "_dw_step", "_dw_step_split_rstd", "reduce_partials_wide_kernel"}
+    assert not tmc & {"rmsnorm_bwd_tma_kernel", "rmsnorm_bwd_tma_split_rstd_kernel"}
     one_pass = _closure("bwd.pair.p2x.w8.pf.op")  # the wide reduce's kernel with a taller tile
     assert "reduce_partials_wide_kernel" in one_pass and "reduce_partials_kernel" not in one_pass
     # `.gs`: the rows kernels it calls (both: the products constexpr picks one), its barrier and reduce

@@ -97,19 +97,20 @@ def test_registry_contract():
         if lp.stats == "fast":
             parts = parts[:-1]
         # `.sr` twins (two-pass reduce) are their `.wr` base's name plus `.sr`, the last part (a `.tma`
-        # program's last but its `.tma`)
-        tail = parts[-2] if parts[-1] == "tma" else parts[-1]
+        # or `.tmc` program's last but its `.tma` / `.tmc`)
+        tail = parts[-2] if parts[-1] in ("tma", "tmc") else parts[-1]
         assert (lp.reduce == "split") == (tail == "sr") and (lp.reduce == "split") <= ("wr" in parts), p.name
         if lp.reduce == "split":
-            parts = parts[:-2] + parts[-1:] if parts[-1] == "tma" else parts[:-1]
+            parts = parts[:-2] + parts[-1:] if parts[-1] in ("tma", "tmc") else parts[:-1]
         assert lp.prefetch == ("pf" in parts), p.name
         assert (lp.reduce in ("wide", "split")) == ("wr" in parts), p.name
         assert (lp.reduce == "one_pass") == (parts[-1] == "op"), p.name
         # `.gs` (one launch, grid barrier): a `.wr` program's name with `.gs` in place of `.wr`
         assert (lp.reduce == "grid_sync") == ("gs" in parts) and (lp.reduce == "grid_sync") <= p.single_launch, p.name
-        # `.tma` ends the name, or comes right before a `.wc` (its weight-cast twin)
+        # `.tma` (`.tmc`) ends the name, or comes right before a `.wc` (its weight-cast twin)
         core = parts[:-1] if parts[-1] == "wc" else parts
         assert (lp.loads == "tma") == (core[-1] == "tma") and (lp.loads == "tma") <= (f"s{lp.stages}" in parts), p.name
+        assert (lp.loads == "tma_chunks") == (core[-1] == "tmc") and (lp.loads == "tma_chunks") <= (f"s{lp.stages}" in parts), p.name
         assert lp.split_h == ("sp" in parts), p.name
         assert (lp.weight_load == "beside_rows") == (parts[-1] == "wx"), p.name
         assert (lp.weight_load == "row_tile") == (parts[-1] == "wt"), p.name
@@ -698,6 +699,50 @@ def test_tma_program_falls_back_on_a_view_it_cannot_describe():
             assert torch.equal(dw, dw2)  # the fallback ran
         else:
             torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+
+
+TMC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.loads == "tma_chunks" and _family_tested(p)]
+
+
+def _tma_twin(name: str) -> str | None:
+    """The `.tma` program of a `.tmc` program's shape, if registered: the same arithmetic in the same
+    order, only the boxes differ."""
+    twin = name.replace(".tmc", ".tma")
+    return twin if twin in registry.names() else None
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", TMC_PROGRAMS)
+def test_tmc_programs_equal_their_tma_twin_and_fallback(name):
+    """`.tmc` programs read g and x as [rows, H / 256, 256] (one box per step, chunks past H / 256
+    zero): against FP64 with poisoned outputs, dx and dw bitwise equal to the `.tma` program of the
+    same shape where one is registered (the same per-row math and tile order), dx bitwise equal to
+    the pointer-load fallback and dw up to the partials' order. H 1536 takes 6 of the tile's 8 chunks."""
+    prog = registry.get(name)
+    w = "fp32" if "fp32" in prog.w_dtypes else "bf16"
+    assert prog.launch.loads == "tma_chunks" and prog.fallback
+    assert not prog.supports(520, "plain", w) and not prog.supports(1000 + 4, "plain", w)  # H % 256 != 0
+    assert not prog.supports(256, "heads_strided", w)
+    twin = _tma_twin(name)
+    ran = 0
+    for H, T, form in ((256, 37, "plain"), (512, 9, "residual"), (256, 5, "heads_contiguous"), (1536, 11, "plain")):
+        if not prog.supports(H, form, w):
+            continue
+        ran += 1
+        inp = inputs("same_sign", T, H, w, form=form, seed=T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx2, dw2, _ = run_backward_checked(registry.get(prog.fallback), inp)
+        assert torch.equal(dx, dx2)
+        torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+        if twin and registry.get(twin).supports(H, form, w):
+            dx3, dw3, _ = run_backward_checked(registry.get(twin), inp)
+            assert torch.equal(dx, dx3) and torch.equal(dw, dw3)
+    assert ran == 4, name
+    # rows that are not whole chunks (a view the 3-D descriptor cannot cover) run the fallback
+    inp = inputs("gaussian", 6, 1000, w, seed=2)
+    dx, dw, _ = run_backward_checked(prog, inp)
+    dx2, dw2, _ = run_backward_checked(registry.get(prog.fallback), inp)
+    assert torch.equal(dx, dx2) and torch.equal(dw, dw2)
 
 
 # (the `.fl.rw` twins are checked against their `.fl` base: test_grid_sync_reduce_and_barrier_options_are_bitwise_their_base)
