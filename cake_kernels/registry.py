@@ -31,8 +31,10 @@ TMC_SHAPES = (
     (1, 2, 16, 3, 4096, "p1x.w16", False), (1, 2, 16, 3, 4096, "p1x.w16", True),
     (1, 1, 16, 4, H_MAX, "p1x.w16", False), (1, 1, 16, 4, H_MAX, "p1x.w16", True), (1, 1, 8, 6, H_MAX, "p1x.w16", False),
 )
-# The chunk of a `.tmc` program's [rows, H / chunk, chunk] view: a TMA box is at most 256 values a side.
-TMA_CHUNK = 256
+# The chunk of a `.tmc` program's [rows, H / chunk, chunk] view: Triton (3.6 and 3.9) makes a box of
+# at most 128 bytes in its last dimension (the 128-byte swizzle) and 256 values in the others, so that
+# 64 BF16 values a chunk make a step of up to 256 chunks (H 16384) one box.
+TMA_CHUNK = 64
 # The name suffix letter of each L2-prefetch kind (`LaunchPolicy.l2_prefetch`): `.l2p{ahead}`, `.l2b{ahead}`.
 L2_PREFETCH_LETTERS = {"lines": "p", "bulk": "b"}
 # (programs per SM, rows per step, warps, split tile, register cap, largest H) of the `.rl` backwards
@@ -85,8 +87,8 @@ class LaunchPolicy:
     loads: how a backward program reads g and x: `pointer` (masked loads into registers) or `tma`
     (tensor descriptors, software-pipelined `stages` deep through shared memory; names end `.tma`).
     TMA needs a 16-byte aligned base and row stride: rows of H % 8 == 0 BF16 values, one row stride.
-    `tma_chunks` (names end `.tmc`): the same, with g and x viewed as [rows, H / 256, 256], so that a
-    step's tile is one TMA box instead of one [rows, 256] box per 256 columns (H % 256 == 0;
+    `tma_chunks` (names end `.tmc`): the same, with g and x viewed as [rows, H / 64, 64], so that a
+    step's tile is one TMA box instead of one [rows, 256] box per 256 columns (H % 64 == 0;
     programs/backward.py `rmsnorm_bwd_tma_chunks_kernel` says why).
     weight_load: where a forward program reads the weight: `hoisted` (once, before its loop over
     tiles) or `beside_rows` (in each tile's step, right after the rows' reads are issued, so the two
@@ -334,7 +336,7 @@ class Program:
         if self.launch.loads != "pointer" and H % 8:
             return False  # contiguous BF16 rows of H % 8 != 0 have a row stride TMA cannot take
         if self.launch.loads == "tma_chunks" and H % TMA_CHUNK:
-            return False  # the [rows, H / 256, 256] view needs whole chunks
+            return False  # the [rows, H / 64, 64] view needs whole chunks
         if self.launch.loads != "pointer" and self.launch.tma_buffer_bytes(H, form == "residual") > TMA_SHARED_BUDGET:
             return False  # the launch would fail for shared memory (see tma_buffer_bytes)
         return self.H_min <= H <= self.H_max and form in self.forms and w_dtype in self.w_dtypes
@@ -397,9 +399,9 @@ def _catalog() -> list[Program]:
             LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
                          reduce=reduce, loads=loads, products=products),
             f"as {like or fallback} with the FP64 fold in registers, g and x read {read}through TMA descriptors "
-            + ("of [rows, H / 256, 256], a step one box, " if loads == "tma_chunks" else "")
+            + ("of [rows, H / 64, 64], a step one box, " if loads == "tma_chunks" else "")
             + f"pipelined {stages} deep in shared memory ({ppsm} programs/SM; "
-            + ("H % 256 == 0" if loads == "tma_chunks" else "H % 8 == 0") + f"{limit})",
+            + ("H % 64 == 0" if loads == "tma_chunks" else "H % 8 == 0") + f"{limit})",
             bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=fallback)
 
     progs: list[Program] = [

@@ -292,7 +292,7 @@ def backward(
     flat = flat_heads(program, g, x, g_h_new)
     gr, xr = rows_of("g", g, H, flat), rows_of("x", x, H, flat)
     # A view TMA cannot read in place (base or row stride not 16-byte aligned, or uneven rows; for
-    # `.tmc`, rows not whole 256-wide chunks), or a `.gs` grid the driver refused on this device
+    # `.tmc`, rows not whole 64-wide chunks), or a `.gs` grid the driver refused on this device
     # before: the fallback twin does the same work with pointer loads (for `.gs`, in two launches),
     # before anything is allocated for this program.
     if ((program.launch.loads != "pointer" and n_rows and (tma_row_stride(gr) is None or tma_row_stride(xr) is None

@@ -592,21 +592,22 @@ def rmsnorm_bwd_tma_chunks_kernel(
     HAS_GRES: tl.constexpr, EXACT: tl.constexpr, SPLIT_RSTD: tl.constexpr,
 ):
     """`.tmc` programs: the `.tma` kernels' pipelined descriptor loads (with `eft` products, or the
-    split-rstd ones when SPLIT_RSTD), but GD and XD view g and x as [rows, H / C, C], C = 256
-    (runner: `tma_descriptor`), so that one step's [ROWS, BLOCK_H / C, C] tile is one TMA
-    box, reshaped in registers into the [ROWS, BLOCK_H] tile the arithmetic takes (the same
-    row-major order: column c is chunk c // C, lane c % C).
+    split-rstd ones when SPLIT_RSTD), but GD and XD view g and x as [rows, H / C, C], C = 64
+    (registry.TMA_CHUNK; runner: `tma_descriptor`), so that one step's [ROWS, BLOCK_H / C, C] tile
+    is one TMA box, reshaped in registers into the [ROWS, BLOCK_H] tile the arithmetic takes (the
+    same row-major order: column c is chunk c // C, lane c % C).
 
-    Why: a box is at most 256 values a side, so Triton 3.6 reads a [ROWS, BLOCK_H] tile of the 2-D
-    view as BLOCK_H / 256 boxes of [ROWS, 256], each its own `cp.async.bulk.tensor` issued by one
-    thread after a block barrier (compile_check's PTX, sm_90a): at H 8192 one row per step is 32
-    boxes of 512 bytes per tensor. On an H100 those rows-1 `.tma` programs ran at 0.52-0.70x of the
-    pointer programs at H 5120-8192 (session 32), where the multi-row ones at H 1536 (8 boxes of
-    2 KB) reached that card's copy bandwidth. Chunks past H / C arrive as zeros, as columns past
-    H do in the 2-D view. The FP64 fold stays in registers, as in the `.tma` kernels: held in the
-    workspace row (`.fw`), it needs a barrier in the loop, and Triton 3.6 then does not pipeline
-    the loop either (compile_check, sm_90a: 16 KB of shared memory at 4 stages, one tile); at
-    H 5120-8192 with 16 warps the one-row build spills 80 bytes per thread instead (128 registers).
+    Why: Triton builds a box of at most 256 values a side, so it reads a [ROWS, BLOCK_H] tile of the
+    2-D view as BLOCK_H / 256 boxes of [ROWS, 256], issued by as many threads after a block barrier
+    (compile_check's PTX and tensordesc metadata, sm_90a, Triton 3.6): at H 8192 one row per step is
+    32 boxes of 512 bytes per tensor. On an H100 those rows-1 `.tma` programs ran at 0.52-0.70x of
+    the pointer programs at H 5120-8192 (session 32), where the multi-row ones at H 1536 (8 boxes of
+    2 KB) reached that card's copy bandwidth. With C = 64 (128 bytes, the widest last box dimension
+    under its 128-byte swizzle) the box is the whole tile up to H 16384. Chunks past H / C arrive as
+    zeros, as columns past H do in the 2-D view. The FP64 fold stays in registers, as in the `.tma`
+    kernels: held in the workspace row (`.fw`), it needs a barrier in the loop, and Triton 3.6 then
+    does not pipeline the loop either (compile_check: 16 KB of shared memory at 4 stages, one
+    tile); at H 5120-8192 with 16 warps the one-row build spills 80 bytes per thread instead.
     A kernel of its own so that the `.tma` programs' fingerprints stay.
     """
     pid = tl.program_id(0)

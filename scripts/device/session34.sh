@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 34's device calls. On an H200 (the route table's card): session33.sh's H200 queue, unchanged
 # (campaign_r33a.sh, then session32.sh's). On another card: the `.tmc` backwards (registered this
-# session: g and x read as [rows, H / 256, 256], one TMA box per step instead of one per 256
+# session: g and x read as [rows, H / 64, 64], one TMA box per step instead of one per 256
 # columns; none measured yet) beside the routed programs and their `.tma` twins, by variant_probe.py:
 # the backward peer target's H 1536 rows and the copy target's wide rows (H 4096-8192, where the
 # rows-1 `.tma` programs ran at 0.52-0.70x of the pointer programs on an H100, session 32).

@@ -84,6 +84,42 @@ def test_tma_programs_fit_shared_memory_at_every_supported_width():
             assert 0 < r["shared_bytes"] <= registry.TMA_SHARED_BUDGET + 16384, r
 
 
+_TMA_BOXES = """
+import json, sys
+from cake_kernels import compile_check as cc, registry
+out = {}
+for name, H in json.loads(sys.argv[1]):
+    prog = registry.get(name)
+    fn, sig, meta, warps = cc.kernels_of(prog, H, False, "fp32")[0]
+    divisible, ones = cc.runtime_specialization(sig, H)
+    k = cc.compile_kernel(fn, sig, {**meta, **ones}, warps, "sm_90a", prog.launch.stages, divisible)
+    out[f"{name}@{H}"] = {"boxes": [d["block_size"] for d in k.metadata.tensordesc_meta], "tile": [meta["ROWS"], meta["BLOCK_H"]],
+                          "shared": int(k.metadata.shared)}
+print(json.dumps(out))
+"""
+
+
+def test_tmc_programs_read_a_step_as_one_box_and_pipeline_it():
+    """What `.tmc` is for: Triton builds a `.tma` program's [rows, BLOCK_H] tile from [rows, 256]
+    boxes (BLOCK_H / 256 copies per tensor per step), a `.tmc` program's from one [rows, BLOCK_H /
+    64, 64] box; and its loop is still pipelined: `stages - 1` tiles of g and x in shared memory
+    (the buffers Triton allocates for a loop of `num_stages`)."""
+    cases = [("bwd.twosum_pair.p1x.w16.s4.wr.tmc", 8192), ("bwd.twosum_pair.p1x.r4.w8.s4.wr.xs.tmc", 1536),
+             ("bwd.twosum_pair.p1x.w16.s4.wr.tma", 8192)]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    res = subprocess.run([sys.executable, "-c", _TMA_BOXES, json.dumps(cases)], capture_output=True, text=True, env=env,
+                         timeout=1200)
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = json.loads(res.stdout)
+    for name, H in cases:
+        r = got[f"{name}@{H}"]
+        rows, block_h = r["tile"]
+        want = [[rows, block_h // registry.TMA_CHUNK, registry.TMA_CHUNK]] if name.endswith(".tmc") else [[rows, 256]]
+        assert r["boxes"] == want * 2, (name, r)  # g and x
+        stages = registry.get(name).launch.stages
+        assert r["shared"] >= (stages - 1) * 2 * rows * block_h * 2, (name, r)
+
+
 def test_register_capped_programs_build_at_their_cap():
     """A `.mr` program's rows kernel is built with Triton's `maxnreg` (runner.register_cap), so its
     registers stay at or under the cap and every program its grid asks for per SM is resident; the

@@ -714,14 +714,14 @@ def _tma_twin(name: str) -> str | None:
 @pytest.mark.interpreter
 @pytest.mark.parametrize("name", TMC_PROGRAMS)
 def test_tmc_programs_equal_their_tma_twin_and_fallback(name):
-    """`.tmc` programs read g and x as [rows, H / 256, 256] (one box per step, chunks past H / 256
+    """`.tmc` programs read g and x as [rows, H / 64, 64] (one box per step, chunks past H / 64
     zero): against FP64 with poisoned outputs, dx and dw bitwise equal to the `.tma` program of the
     same shape where one is registered (the same per-row math and tile order), dx bitwise equal to
-    the pointer-load fallback and dw up to the partials' order. H 1536 takes 6 of the tile's 8 chunks."""
+    the pointer-load fallback and dw up to the partials' order. H 1536 takes 24 of the tile's 32 chunks."""
     prog = registry.get(name)
     w = "fp32" if "fp32" in prog.w_dtypes else "bf16"
     assert prog.launch.loads == "tma_chunks" and prog.fallback
-    assert not prog.supports(520, "plain", w) and not prog.supports(1000 + 4, "plain", w)  # H % 256 != 0
+    assert not prog.supports(520, "plain", w) and not prog.supports(1000 + 4, "plain", w)  # H % 64 != 0
     assert not prog.supports(256, "heads_strided", w)
     twin = _tma_twin(name)
     ran = 0
