@@ -654,6 +654,26 @@ def test_t_zero_launches_nothing_and_dw_is_zero():
 TMA_PROGRAMS = [p.name for p in registry.all_programs() if (p.launch.loads == "tma") and _family_tested(p)]
 
 
+def _against_fallback(prog, w: str, cases, twin: str | None = None) -> int:
+    """`prog` at each (H, T, form) of `cases` it takes, on same-sign inputs: against FP64 with poisoned
+    outputs, dx bitwise equal to its pointer-load fallback and dw up to the partials' order; with a
+    `twin` (same arithmetic, same tile order) dx and dw bitwise equal to it. Returns the cases run."""
+    ran = 0
+    for H, T, form in cases:
+        if not prog.supports(H, form, w):
+            continue
+        ran += 1
+        inp = inputs("same_sign", T, H, w, form=form, seed=T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx2, dw2, _ = run_backward_checked(registry.get(prog.fallback), inp)
+        assert torch.equal(dx, dx2)
+        torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
+        if twin and registry.get(twin).supports(H, form, w):
+            dx3, dw3, _ = run_backward_checked(registry.get(twin), inp)
+            assert torch.equal(dx, dx3) and torch.equal(dw, dw3)
+    return ran
+
+
 @pytest.mark.interpreter
 @pytest.mark.parametrize("name", TMA_PROGRAMS)
 def test_tma_programs_against_fp64_and_their_fallback(name):
@@ -664,17 +684,8 @@ def test_tma_programs_against_fp64_and_their_fallback(name):
     w = "fp32" if "fp32" in prog.w_dtypes else "bf16"  # `.wc` twins take BF16 weights only
     assert prog.launch.loads == "tma" and prog.fallback and not prog.supports(1000 + 4, "plain", w)
     assert not prog.supports(256, "heads_strided", w)
-    ran = 0
-    for H, T, form in ((256, 37, "plain"), (1000, 9, "residual"), (256, 5, "heads_contiguous"), (512, 70, "plain")):
-        if not prog.supports(H, form, w):
-            continue
-        ran += 1
-        inp = inputs("same_sign", T, H, w, form=form, seed=T)
-        dx, dw, _ = run_backward_checked(prog, inp)
-        dx2, dw2, _ = run_backward_checked(registry.get(prog.fallback), inp)
-        assert torch.equal(dx, dx2)
-        torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
-    assert ran >= 2, name  # the H <= 256 programs take two of the four
+    cases = ((256, 37, "plain"), (1000, 9, "residual"), (256, 5, "heads_contiguous"), (512, 70, "plain"))
+    assert _against_fallback(prog, w, cases) >= 2, name  # the H <= 256 programs take two of the four
 
 
 @pytest.mark.interpreter
@@ -723,21 +734,8 @@ def test_tmc_programs_equal_their_tma_twin_and_fallback(name):
     assert prog.launch.loads == "tma_chunks" and prog.fallback
     assert not prog.supports(520, "plain", w) and not prog.supports(1000 + 4, "plain", w)  # H % 64 != 0
     assert not prog.supports(256, "heads_strided", w)
-    twin = _tma_twin(name)
-    ran = 0
-    for H, T, form in ((256, 37, "plain"), (512, 9, "residual"), (256, 5, "heads_contiguous"), (1536, 11, "plain")):
-        if not prog.supports(H, form, w):
-            continue
-        ran += 1
-        inp = inputs("same_sign", T, H, w, form=form, seed=T)
-        dx, dw, _ = run_backward_checked(prog, inp)
-        dx2, dw2, _ = run_backward_checked(registry.get(prog.fallback), inp)
-        assert torch.equal(dx, dx2)
-        torch.testing.assert_close(dw, dw2, rtol=1e-6, atol=0)
-        if twin and registry.get(twin).supports(H, form, w):
-            dx3, dw3, _ = run_backward_checked(registry.get(twin), inp)
-            assert torch.equal(dx, dx3) and torch.equal(dw, dw3)
-    assert ran == 4, name
+    cases = ((256, 37, "plain"), (512, 9, "residual"), (256, 5, "heads_contiguous"), (1536, 11, "plain"))
+    assert _against_fallback(prog, w, cases, _tma_twin(name)) == 4, name
     # rows that are not whole chunks (a view the 3-D descriptor cannot cover) run the fallback
     inp = inputs("gaussian", 6, 1000, w, seed=2)
     dx, dw, _ = run_backward_checked(prog, inp)
