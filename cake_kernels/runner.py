@@ -291,12 +291,10 @@ def backward(
     rstd = rstd.reshape(-1).contiguous()
     flat = flat_heads(program, g, x, g_h_new)
     gr, xr = rows_of("g", g, H, flat), rows_of("x", x, H, flat)
-    # A view TMA cannot read in place (base or row stride not 16-byte aligned, or uneven rows; for
-    # `.tmc`, rows not whole 64-wide chunks), or a `.gs` grid the driver refused on this device
-    # before: the fallback twin does the same work with pointer loads (for `.gs`, in two launches),
-    # before anything is allocated for this program.
-    if ((program.launch.loads != "pointer" and n_rows and (tma_row_stride(gr) is None or tma_row_stride(xr) is None
-                                                          or (program.launch.loads == "tma_chunks" and H % registry.TMA_CHUNK)))
+    # A view TMA cannot read in place (`tma_readable`), or a `.gs` grid the driver refused on this
+    # device before: the fallback twin does the same work with pointer loads (for `.gs`, in two
+    # launches), before anything is allocated for this program.
+    if ((program.launch.loads != "pointer" and n_rows and not tma_readable(program, H, gr, xr))
             or (program.launch.reduce == "grid_sync" and (program.name, str(x.device)) in _COOPERATIVE_REFUSED)):
         return _fallback_backward(program, n_rows, g, x, weight, rstd, g_h_new, workspace, dx_out, dw_out)
     gres = rows_of("g_h_new", g_h_new, H, flat) if g_h_new is not None else None
@@ -405,6 +403,15 @@ def tma_row_stride(r: Rows) -> int | None:
     if stride is None or (stride * r.tensor.element_size()) % 16 or r.tensor.data_ptr() % 16:
         return None
     return stride
+
+
+def tma_readable(program: Program, H: int, *rows: Rows) -> bool:
+    """Whether a `.tma` / `.tmc` program's descriptors can read these rows in place: every operand's
+    row stride is one TMA can take (`tma_row_stride`), and for `.tmc` the rows are whole 64-wide
+    chunks (registry.TMA_CHUNK)."""
+    if program.launch.loads == "tma_chunks" and H % registry.TMA_CHUNK:
+        return False
+    return all(tma_row_stride(r) is not None for r in rows)
 
 
 def tma_descriptor(r: Rows, H: int, rows: int, block_h: int, chunk: int = 0):

@@ -30,16 +30,7 @@ case "$GPU" in *H100*) if [ "${NCU_AGAIN:-0}" != 1 ]; then
     --programs "$P,bwd.twosum_pair.p1x.r4.w8.s4.wr.tma,bwd.twosum_pair.p1x.r4.w8.s4.wr.tma.wc" --out variant-probe-rlpf.json 2>&1 | grep -v '^{' | tail -150
   exit 0
 fi ;; esac
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-NCU="ncu --profile-from-start off --clock-control none --section SpeedOfLight --section LaunchStats \
-  --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
-  --section ComputeWorkloadAnalysis --csv --page details"
 P=bwd.twosum_pair
-for spec in "6144 $P.p2x.w8.fw.pf.wr.sp,$P.p2x.w8.fw.pf.wr.sp.xs,$P.p1x.w16.fw.pf.wr.sp" \
-            "5120 $P.p2x.w8.fw.pf.wr.sp.xs,$P.p1x.w16.fw.pf.wr.sp"; do
-  set -- $spec
-  timeout $(( B / 2 - 20 )) $NCU python scripts/device/ncu_compare.py --op bwd --H $1 --T 65536 --w-dtype bf16 \
-    --form plain --impls $2,peer.torch_compile.default > $OUT/ncu-bwd-$1-65536-bf16.csv 2> $OUT/ncu-bwd-$1.err
-  echo "ncu H $1: rc=$?"; grep -E '^(profiled|skipped)' $OUT/ncu-bwd-$1-65536-bf16.csv
-  tail -3 $OUT/ncu-bwd-$1.err
-done
+exec bash scripts/device/ncu_bwd_rows.sh $(( B / 2 - 20 )) \
+  "6144 $P.p2x.w8.fw.pf.wr.sp,$P.p2x.w8.fw.pf.wr.sp.xs,$P.p1x.w16.fw.pf.wr.sp,peer.torch_compile.default" \
+  "5120 $P.p2x.w8.fw.pf.wr.sp.xs,$P.p1x.w16.fw.pf.wr.sp,peer.torch_compile.default"

@@ -27,15 +27,6 @@ PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONPATH=$PWD timeout $(( B -
   --out ${PROBE_OUT:-variant-probe-tmc.json} 2>&1 | grep -v '^{' | tail -200
   exit 0
 fi
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-NCU="ncu --profile-from-start off --clock-control none --section SpeedOfLight --section LaunchStats \
-  --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
-  --section ComputeWorkloadAnalysis --csv --page details"
-for spec in "8192 $T.p1x.w16.fw.pf.wr,$T.p1x.w8.s6.wr.tmc.wc,$T.p1x.w16.s4.wr.tmc.wc" \
-            "4096 $T.p2x.w4.fw.pf.wr.xs,$T.p1x.r2.w16.s3.wr.tmc,$T.p1x.w8.s6.wr.tmc"; do
-  set -- $spec
-  timeout $(( B / 2 - 20 )) $NCU python scripts/device/ncu_compare.py --op bwd --H $1 --T 65536 --w-dtype bf16 \
-    --form plain --impls $2 > $OUT/ncu-bwd-$1-65536-bf16.csv 2> $OUT/ncu-bwd-$1.err
-  echo "ncu H $1: rc=$?"; grep -E '^(profiled|skipped)' $OUT/ncu-bwd-$1-65536-bf16.csv
-  tail -3 $OUT/ncu-bwd-$1.err
-done
+exec bash scripts/device/ncu_bwd_rows.sh $(( B / 2 - 20 )) \
+  "8192 $T.p1x.w16.fw.pf.wr,$T.p1x.w8.s6.wr.tmc.wc,$T.p1x.w16.s4.wr.tmc.wc" \
+  "4096 $T.p2x.w4.fw.pf.wr.xs,$T.p1x.r2.w16.s3.wr.tmc,$T.p1x.w8.s6.wr.tmc"
