@@ -31,6 +31,15 @@ TMC_SHAPES = (
     (1, 2, 16, 3, 4096, "p1x.w16", False), (1, 2, 16, 3, 4096, "p1x.w16", True),
     (1, 1, 16, 4, H_MAX, "p1x.w16", False), (1, 1, 16, 4, H_MAX, "p1x.w16", True), (1, 1, 8, 6, H_MAX, "p1x.w16", False),
 )
+# `.fw.tmc` shapes (the `.tmc` kernel with the FP64 total added to the workspace row by atomics,
+# for the wide rows): compile_check (sm_90a, Triton 3.6, FP32 weight, H 5120-8192) gives the one-row
+# 16-warp builds 128 registers and no spill (the `.tmc` ones: 128 and 80 bytes) with 4 or 6 stages,
+# the 8-warp ones 243 and none (`.tmc`: 255 and 80). Two rows of 16 warps still spill (248 bytes),
+# and two programs per SM at H 4096 are not resident (151 registers x 256 threads): not registered.
+TMC_RED_FOLD_SHAPES = (
+    (1, 1, 16, 4, H_MAX, "p1x.w16", False), (1, 1, 16, 4, H_MAX, "p1x.w16", True), (1, 1, 16, 6, H_MAX, "p1x.w16", False),
+    (1, 1, 8, 6, H_MAX, "p1x.w16", False), (1, 1, 8, 4, H_MAX, "p1x.w16", False),
+)
 # The chunk of a `.tmc` program's [rows, H / chunk, chunk] view: Triton (3.6 and 3.9) makes a box of
 # at most 128 bytes in its last dimension (the 128-byte swizzle) and 256 values in the others, so that
 # 64 BF16 values a chunk make a step of up to 256 chunks (H 16384) one box.
@@ -71,7 +80,8 @@ class LaunchPolicy:
     fold: rows per fold (`blocked`: rows per FP32 block; `twosum`: rows between FP64 folds).
     fold_in: where the `twosum` families keep the FP64 running total between folds: `registers`
     (2 registers per column held by a thread) or `workspace` (the program's own [H] FP64 row,
-    read-modify-written every fold, so wide rows do not spill).
+    read-modify-written every fold, so wide rows do not spill; `.tmc` programs add each fold to it
+    by atomics instead, which need no barrier in their pipelined loop).
     prefetch: persistent backward programs load the next tile while working on this one.
     split_h: programs hold a row whose H is not a power of two as two power-of-two tiles (largest
     power of two <= H, plus the rest) instead of one tile padded to next_pow2(H).
@@ -225,6 +235,9 @@ class LaunchPolicy:
             raise ValueError(f"reduce: {self.reduce!r} is not one of ('serial', 'wide', 'split', 'grid_sync', 'one_pass')")
         if self.loads not in ("pointer", "tma", "tma_chunks"):
             raise ValueError(f"loads: {self.loads!r} is not one of ('pointer', 'tma', 'tma_chunks')")
+        if self.loads == "tma" and self.fold_in == "workspace":
+            raise ValueError("fold_in: 'workspace' with TMA loads is built for loads='tma_chunks' only "
+                             "(programs/backward.py `rmsnorm_bwd_tma_chunks_red_fold_kernel`)")
         if self.weight_load not in ("hoisted", "beside_rows", "row_tile"):
             raise ValueError(f"weight_load: {self.weight_load!r} is not one of ('hoisted', 'beside_rows', 'row_tile')")
         if self.weight_cast not in ("none", "fp32"):
@@ -384,12 +397,15 @@ def _catalog() -> list[Program]:
     fwd_mod, bwd_mod = "cake_kernels.programs.forward", "cake_kernels.programs.backward"
 
     def tma_program(ppsm: int, rows: int, warps: int, stages: int, h_max: int, fallback: str, products: str = "eft",
-                    reduce: str = "wide", like: str | None = None, loads: str = "tma") -> Program:
+                    reduce: str = "wide", like: str | None = None, loads: str = "tma",
+                    fold_in: str = "registers") -> Program:
         """A `.tma` (or `.tmc`, `loads` 'tma_chunks') backward (`twosum_pair`, the FP64 fold in
-        registers): named by its shape, options and `.tma` (`.tmc`); `fallback` the pointer-load program
+        registers, or with `fold_in` 'workspace' (`.fw`, `.tmc` only) added to the workspace row by
+        atomics): named by its shape, options and `.tma` (`.tmc`); `fallback` the pointer-load program
         run where a view cannot be described, `like` the program its description compares it with (the
         fallback unless given)."""
-        name = (f"bwd.twosum_pair.p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.s{stages}.wr"
+        name = (f"bwd.twosum_pair.p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.s{stages}"
+                + (".fw" if fold_in == "workspace" else "") + ".wr"
                 + (".xs" if products == "split_rstd" else "") + (".sr" if reduce == "split" else "")
                 + (".tmc" if loads == "tma_chunks" else ".tma"))
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
@@ -397,8 +413,10 @@ def _catalog() -> list[Program]:
         return Program(
             name, "bwd", "twosum_pair", True,
             LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, fold=256,
-                         reduce=reduce, loads=loads, products=products),
-            f"as {like or fallback} with the FP64 fold in registers, g and x read {read}through TMA descriptors "
+                         reduce=reduce, loads=loads, products=products, fold_in=fold_in),
+            f"as {like or fallback} with the FP64 fold "
+            + ("added to the workspace row by atomics" if fold_in == "workspace" else "in registers")
+            + f", g and x read {read}through TMA descriptors "
             + ("of [rows, H / 64, 64], a step one box, " if loads == "tma_chunks" else "")
             + f"pipelined {stages} deep in shared memory ({ppsm} programs/SM; "
             + ("H % 64 == 0" if loads == "tma_chunks" else "H % 8 == 0") + f"{limit})",
@@ -907,6 +925,11 @@ def _catalog() -> list[Program]:
     for ppsm, rows, warps, stages, h_max, twin, xs in TMC_SHAPES:
         tmc = tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}",
                           products="split_rstd" if xs else "eft", loads="tma_chunks")
+        progs += [tmc, _twin(tmc, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
+                             "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
+    for ppsm, rows, warps, stages, h_max, twin, xs in TMC_RED_FOLD_SHAPES:
+        tmc = tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}",
+                          products="split_rstd" if xs else "eft", loads="tma_chunks", fold_in="workspace")
         progs += [tmc, _twin(tmc, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
                              "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
     # `.rl` (session 33, reload above): tiles read twice (the second time from L1) instead of held

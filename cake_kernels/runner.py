@@ -731,10 +731,13 @@ def tma_chunks_meta(program: Program, H: int, has_gres: bool, exact: bool | None
 
 def tma_kernel(program: Program):
     """The rows kernel of a `.tma` backward: with split-rstd products (`.xs.tma`) its own build, so
-    that the `.tma` programs with mul.rn products keep theirs; `.tmc` programs' one kernel takes both."""
+    that the `.tma` programs with mul.rn products keep theirs; `.tmc` programs' one kernel takes both
+    (`.fw.tmc`: the one that folds into the workspace row by atomics)."""
     from cake_kernels.programs import backward as bk
 
     if program.launch.loads == "tma_chunks":
+        if program.launch.fold_in == "workspace":
+            return bk.rmsnorm_bwd_tma_chunks_red_fold_kernel
         return bk.rmsnorm_bwd_tma_chunks_kernel
     return bk.rmsnorm_bwd_tma_split_rstd_kernel if program.launch.products == "split_rstd" else bk.rmsnorm_bwd_tma_kernel
 

@@ -641,6 +641,72 @@ def rmsnorm_bwd_tma_chunks_kernel(
 
 
 @triton.jit
+def _fold_into_row(ws_row, fold, cmask, first):
+    """Add this program's FP64 fold to its workspace row by an atomic (a `red`/`atom` per column,
+    no barrier), the first fold by an exchange, so the row needs no zeroing. Deterministic: only
+    this program touches the row, Triton issues an atomic of a replicated value from one thread
+    (the same for every atomic over this layout), and one thread's atomics to one address land in
+    program order (PTX memory model: program order is in causality order, and coherence follows it),
+    so the row is the folds summed in order, as the register-held total is."""
+    if first:
+        # exchanged as its 64 bits: the interpreter's atomics take no FP64 exchange (a GPU takes either)
+        tl.atomic_xchg(ws_row.to(tl.pointer_type(tl.int64)), fold.to(tl.int64, bitcast=True), mask=cmask, sem="relaxed")
+    else:
+        tl.atomic_add(ws_row, fold, mask=cmask, sem="relaxed")
+
+
+@triton.jit
+def rmsnorm_bwd_tma_chunks_red_fold_kernel(
+    GD, XD, W, RSTD, GRES, DX, WS,
+    n_rows, NH, H, H_f, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, FOLD: tl.constexpr, STAGES: tl.constexpr,
+    HAS_GRES: tl.constexpr, EXACT: tl.constexpr, SPLIT_RSTD: tl.constexpr,
+):
+    """`.fw.tmc` programs: the `.tmc` kernel (same arguments, same steps) with the FP64 total
+    folded into the program's workspace row by atomics (`_fold_into_row`) instead of held in
+    registers. Why: at H 5120-8192 the compensated dw state (FP32 sum and compensation, FP64 total,
+    weight) is 5 registers a column, and the one-row `.tmc` builds spill (16 warps: 72-80 bytes a
+    thread) or sit at 255 registers (8 warps); the total is 2 of those 5. A read-modify-write of the
+    row (`.fw` pointer programs) needs a barrier in the loop, and Triton 3.6 then does not pipeline
+    it; an atomic needs none. dw equals the `.tmc` twin's bit for bit (the same folds, added in the
+    same order, starting from zero). Each fold step passes `_dw_step` a zero total, so the total it
+    returns is that fold's FP64 value.
+    """
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    acc, comp, blk_acc, zero = _dw_state(BLOCK_H)
+    ws_row = WS + pid.to(tl.int64) * H + cols
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    it = 0
+    for blk in tl.range(pid, n_blocks, nprog, num_stages=STAGES):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        mask = rmask[:, None] & cmask[None, :]
+        g = tl.reshape(GD.load([blk * ROWS, 0, 0]), [ROWS, BLOCK_H]).to(tl.float32)
+        x = tl.reshape(XD.load([blk * ROWS, 0, 0]), [ROWS, BLOCK_H]).to(tl.float32)
+        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        dx = row_grad(g, x, w, rstd, H_f)
+        if HAS_GRES:
+            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+        if SPLIT_RSTD:
+            r_hi = ((rstd.to(tl.uint32, bitcast=True) >> 16) << 16).to(tl.float32, bitcast=True)
+            acc, comp, fold = _dw_step_split_rstd(g, x, r_hi, rstd - r_hi, acc, comp, zero, ws_row, cmask, it, FOLD,
+                                                  False, ROWS)
+        else:
+            acc, comp, blk_acc, fold = _dw_step(g, x, rstd, acc, comp, blk_acc, zero, ws_row, cmask, it, 3, FOLD, False,
+                                                ROWS, EXACT)
+        if it % FOLD == FOLD - 1:
+            _fold_into_row(ws_row, fold, cmask, it < FOLD)
+        it += 1
+    # The last (partial) fold; a program with no fold yet (or no rows) writes its row here.
+    _fold_into_row(ws_row, acc.to(tl.float64) + comp.to(tl.float64), cmask, it < FOLD)
+
+
+@triton.jit
 def rmsnorm_bwd_rows_split_rstd_kernel(
     G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
     n_rows, NH, H, H_f,

@@ -717,9 +717,28 @@ TMC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.loads == "tm
 
 def _tma_twin(name: str) -> str | None:
     """The `.tma` program of a `.tmc` program's shape, if registered: the same arithmetic in the same
-    order, only the boxes differ."""
+    order, only the boxes differ. For a `.fw.tmc` program, the register-fold `.tmc` program of its
+    grid, tile, warps and products (stages, which do not change the order, may differ)."""
+    prog = registry.get(name)
+    if prog.launch.fold_in == "workspace":
+        want = replace(prog.launch, fold_in="registers", stages=0)
+        twins = sorted(p.name for p in registry.all_programs() if p.launch.loads == "tma_chunks"
+                       and replace(p.launch, stages=0) == want and p.H_max == prog.H_max and p.w_dtypes == prog.w_dtypes)
+        return twins[0] if twins else None
     twin = name.replace(".tmc", ".tma")
     return twin if twin in registry.names() else None
+
+
+def test_every_workspace_fold_tmc_program_has_a_register_fold_twin():
+    """`.fw.tmc` programs are checked bit for bit against a register-fold `.tmc` program (the test
+    below): each has one, and it is not itself."""
+    fw = [n for n in TMC_PROGRAMS if registry.get(n).launch.fold_in == "workspace"]
+    assert fw
+    for name in fw:
+        twin = _tma_twin(name)
+        assert twin and registry.get(twin).launch.fold_in == "registers", name
+    with pytest.raises(ValueError, match="fold_in"):
+        registry.LaunchPolicy("persistent", loads="tma", fold_in="workspace")
 
 
 @pytest.mark.interpreter
@@ -727,8 +746,10 @@ def _tma_twin(name: str) -> str | None:
 def test_tmc_programs_equal_their_tma_twin_and_fallback(name):
     """`.tmc` programs read g and x as [rows, H / 64, 64] (one box per step, chunks past H / 64
     zero): against FP64 with poisoned outputs, dx and dw bitwise equal to the `.tma` program of the
-    same shape where one is registered (the same per-row math and tile order), dx bitwise equal to
-    the pointer-load fallback and dw up to the partials' order. H 1536 takes 24 of the tile's 32 chunks."""
+    same shape where one is registered (the same per-row math and tile order; for `.fw.tmc`, whose FP64
+    folds are added to the workspace row by atomics, the register-fold `.tmc` program), dx bitwise
+    equal to the pointer-load fallback and dw up to the partials' order. H 1536 takes 24 of the
+    tile's 32 chunks."""
     prog = registry.get(name)
     w = "fp32" if "fp32" in prog.w_dtypes else "bf16"
     assert prog.launch.loads == "tma_chunks" and prog.fallback
@@ -741,6 +762,50 @@ def test_tmc_programs_equal_their_tma_twin_and_fallback(name):
     dx, dw, _ = run_backward_checked(prog, inp)
     dx2, dw2, _ = run_backward_checked(registry.get(prog.fallback), inp)
     assert torch.equal(dx, dx2) and torch.equal(dw, dw2)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", [n for n in TMC_PROGRAMS if registry.get(n).launch.fold_in == "workspace"])
+def test_workspace_fold_tmc_programs_fold_by_atomics_in_order(name, monkeypatch):
+    """`.fw.tmc` programs over several folds per program (2 programs, 1100 rows: each program's 550
+    rows fold after 256 (an exchange) and 512 (an add), then the last 38 are added): dx and dw bitwise the register-fold `.tmc` twin's, whose FP64 total takes the same
+    folds in the same order; the workspace row needs no zeroing (it is filled with NaN first)."""
+    monkeypatch.setattr(runner, "sm_count", lambda device: 2)
+    prog, twin = registry.get(name), registry.get(_tma_twin(name))
+    w = prog.w_dtypes[0]
+    inp = inputs("same_sign", 1100, 256, w, seed=11)
+    rstd = reference_forward(inp.x, inp.w, 1e-6)[1]
+    ws = runner.workspace_for(prog, inp.x)
+    ws.partials.fill_(float("nan"))
+    dx, dw = runner.backward(prog, inp.g, inp.x, inp.w, rstd, None, ws)
+    dx2, dw2 = runner.backward(twin, inp.g, inp.x, inp.w, rstd)
+    assert torch.equal(dx, dx2) and torch.equal(dw, dw2)
+    assert torch.isfinite(dw).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", [n for n in TMC_PROGRAMS if registry.get(n).launch.fold_in == "workspace"])
+def test_workspace_fold_tmc_programs_on_the_gpu_are_deterministic(name):
+    """On the GPU, where the atomics are real: at H 8192 and 5120 (tiles padded to 8192) over 3
+    folds per program and a partial one, three runs of a `.fw.tmc` program give dx and dw bit for bit
+    equal to each other and to its register-fold `.tmc` twin's; the workspace starts as NaN."""
+    dev = torch.device("cuda")
+    prog, twin = registry.get(name), registry.get(_tma_twin(name))
+    rows = 3 * 256 * prog.launch.programs_per_sm * runner.sm_count(dev) + 77
+    for H in (8192, 5120):
+        gen = torch.Generator(dev).manual_seed(H)  # made on the GPU: 0.8 G values a tensor
+        g = torch.randn(rows, H, device=dev, generator=gen).to(torch.bfloat16)
+        x = (torch.randn(rows, H, device=dev, generator=gen) + 0.5).to(torch.bfloat16)  # same-sign-leaning sums
+        w = torch.randn(H, device=dev, generator=gen).to(getattr(torch, {"fp32": "float32", "bf16": "bfloat16"}[prog.w_dtypes[0]]))
+        _, rstd, _ = reference_forward(x, w, 1e-6)
+        dx2, dw2 = runner.backward(twin, g, x, w, rstd)
+        ws = runner.workspace_for(prog, x)
+        for _ in range(3):
+            ws.partials.fill_(float("nan"))
+            dx, dw = runner.backward(prog, g, x, w, rstd, None, ws)
+            torch.cuda.synchronize()
+            assert torch.equal(dx, dx2) and torch.equal(dw, dw2), (name, H)
+        del g, x, dx, dx2, ws
 
 
 # (the `.fl.rw` twins are checked against their `.fl` base: test_grid_sync_reduce_and_barrier_options_are_bitwise_their_base)
