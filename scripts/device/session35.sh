@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Session 35's device calls. On an H200 (the route table's card): campaign_r34a.sh (the `.tmc`
-# backwards at H 4096, timing, 120 s), then session33.sh's H200 queue.
-# On another card: first the GPU tests of the `.fw.tmc` backwards (the `.tmc` kernel with its FP64
-# total added to the workspace row by atomics instead of held in registers: no spill at H 5120-8192,
-# compile_check), which check that the atomics make dw bitwise the register-fold twin's, run after run;
+# Session 35's device calls. On an H200 (the route table's card): campaign_r35a.sh (the `.fw.tmc`
+# backwards at H 5120-8192, timing, 200 s), campaign_r34a.sh (the `.tmc` backwards at H 4096,
+# timing, 120 s), then session33.sh's H200 queue.
+# On another card (session 35 ran this in call 3, bench/results/h100-2026-12-07f): first the GPU
+# tests of the `.fw.tmc` backwards (the `.tmc` kernel with its FP64 total added to the workspace row
+# by atomics instead of held in registers: no spill at H 5120-8192, compile_check), which check that the atomics make dw bitwise the register-fold twin's, run after run;
 # then, if they pass, those programs beside the routed ones and their `.tmc` twins by variant_probe.py
 # at the wide rows (plain H 5120-8192, where the `.tmc` builds were 0.65-0.90x on an H100), and at the
 # backward floor target's row (H 8192 BF16 T 4096).
@@ -12,7 +13,7 @@ GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
 B=${1:-540}
 case "$GPU" in
-  *H200*) T0=$(date +%s); bash scripts/device/campaign_r34a.sh 120
+  *H200*) T0=$(date +%s); bash scripts/device/campaign_r35a.sh 200; bash scripts/device/campaign_r34a.sh 120
           exec bash scripts/device/session33.sh $(( B - ($(date +%s) - T0) )) ;;
 esac
 T0=$(date +%s)
