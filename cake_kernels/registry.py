@@ -36,6 +36,8 @@ TMC_SHAPES = (
 # 16-warp builds 128 registers and no spill (the `.tmc` ones: 128 and 80 bytes) with 4 or 6 stages,
 # the 8-warp ones 243 and none (`.tmc`: 255 and 80). Two rows of 16 warps still spill (248 bytes),
 # and two programs per SM at H 4096 are not resident (151 registers x 256 threads): not registered.
+# Nor are narrower shapes: at H 1536-2048 the multi-row builds take the registers of their `.tmc`
+# twins (four rows of 8 warps 182-188, two rows 123), so as many programs per SM are resident.
 TMC_RED_FOLD_SHAPES = (
     (1, 1, 16, 4, H_MAX, "p1x.w16", False), (1, 1, 16, 4, H_MAX, "p1x.w16", True), (1, 1, 16, 6, H_MAX, "p1x.w16", False),
     (1, 1, 8, 6, H_MAX, "p1x.w16", False), (1, 1, 8, 4, H_MAX, "p1x.w16", False),
