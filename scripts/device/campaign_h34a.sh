@@ -3,13 +3,14 @@
 # measurements_db.aggregates.evidence_runs). Accuracy only (120 inputs per family, both weights) of
 # the `.tmc` backwards that session34.sh's variant probe found faster than the routed program, at the
 # keys where they were, so that an H200 can time them with --inputs-per-family 0.
-# Usage: PROGS=name,name UNITS="H:T,T;H:T" bash scripts/device/campaign_h34a.sh [SECONDS]
+# Usage: [PREFIX=h34a] PROGS=name,name UNITS="H:T,T;H:T" bash scripts/device/campaign_h34a.sh [SECONDS]
+# (PREFIX names the work folder and $OUT/$PREFIX.tar.gz; campaign_h35a.sh sets h35a.)
 SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
 echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS SMs"
 [ "$SMS" = 132 ] || { echo "not 132 SMs: its accuracy would not count; nothing measured"; exit 0; }
 [ -n "$PROGS" ] && [ -n "$UNITS" ] || { echo "PROGS and UNITS are required (see the header)"; exit 2; }
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-PREFIX=h34a; . scripts/device/campaign_begin.sh ${1:-400}
+PREFIX=${PREFIX:-h34a}; . scripts/device/campaign_begin.sh ${1:-400}
 A="--ops bwd --programs $PROGS --peers none --sessions 1 --accuracy-only --inputs-per-family 120"
 IFS=';' read -ra U <<< "$UNITS"
 for u in "${U[@]}"; do

@@ -1,18 +1,6 @@
 #!/usr/bin/env bash
-# Session 35 (as campaign_h35a.sh, for the `.fw.tmc` backwards), any sm_90a card with 132 SMs (an H100 80GB HBM3 counts for the H200's table's accuracy:
-# measurements_db.aggregates.evidence_runs). Accuracy only (120 inputs per family, both weights) of
-# the backwards that the session's variant probe found faster than the routed program, at the
-# keys where they were, so that an H200 can time them with --inputs-per-family 0.
+# Session 35: campaign_h34a.sh (accuracy only, 120 inputs per family, both weights, on any sm_90a card
+# with 132 SMs) for the `.fw.tmc` backwards that session35.sh's variant probe found faster than the
+# routed programs, packed as $OUT/h35a.tar.gz.
 # Usage: PROGS=name,name UNITS="H:T,T;H:T" bash scripts/device/campaign_h35a.sh [SECONDS]
-SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
-echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS SMs"
-[ "$SMS" = 132 ] || { echo "not 132 SMs: its accuracy would not count; nothing measured"; exit 0; }
-[ -n "$PROGS" ] && [ -n "$UNITS" ] || { echo "PROGS and UNITS are required (see the header)"; exit 2; }
-export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-PREFIX=h35a; . scripts/device/campaign_begin.sh ${1:-400}
-A="--ops bwd --programs $PROGS --peers none --sessions 1 --accuracy-only --inputs-per-family 120"
-IFS=';' read -ra U <<< "$UNITS"
-for u in "${U[@]}"; do
-  run "acc-${u%%:*}-$(echo ${u#*:} | tr , -)" --H ${u%%:*} --forms plain --w-dtypes bf16,fp32 --T ${u#*:} $A --wave-units 2
-done
-campaign_end
+PREFIX=h35a exec bash scripts/device/campaign_h34a.sh "$@"
