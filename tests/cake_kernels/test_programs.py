@@ -1551,7 +1551,7 @@ def test_reload_needs_a_two_launch_split_rstd_program():
     lp = registry.LaunchPolicy("persistent", fold=256, fold_in="workspace", products="split_rstd", reduce="wide", reload=True)
     registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, lp, "", mode=3)  # accepted
     registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, replace(lp, prefetch=True), "", mode=3)  # accepted
-    for bad in (replace(lp, products="eft"), replace(lp, loads="tma"),
+    for bad in (replace(lp, products="eft"), replace(lp, loads="tma_chunks"),
                 replace(lp, prefetch=True, l2_prefetch="lines", l2_ahead=2)):
         with pytest.raises(ValueError, match="reload"):
             registry.Program("bwd.twosum_pair.x", "bwd", "twosum_pair", True, bad, "", mode=3)
