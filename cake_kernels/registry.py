@@ -924,14 +924,12 @@ def _catalog() -> list[Program]:
     # step (programs/backward.py `rmsnorm_bwd_tma_chunks_kernel`): the multi-row H <= 2048 shapes
     # that reached an H100's copy at H 1536, and one- and two-row shapes for the wide rows, where the
     # rows-1 `.tma` programs issued 32 boxes of 512 bytes per tensor per step.
-    for ppsm, rows, warps, stages, h_max, twin, xs in TMC_SHAPES:
+    # `.fw.tmc` (session 35, TMC_RED_FOLD_SHAPES): the same with the FP64 total added to the
+    # workspace row by atomics (`rmsnorm_bwd_tma_chunks_red_fold_kernel`).
+    for (ppsm, rows, warps, stages, h_max, twin, xs), fold_in in ([(s, "registers") for s in TMC_SHAPES]
+                                                                  + [(s, "workspace") for s in TMC_RED_FOLD_SHAPES]):
         tmc = tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}",
-                          products="split_rstd" if xs else "eft", loads="tma_chunks")
-        progs += [tmc, _twin(tmc, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
-                             "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
-    for ppsm, rows, warps, stages, h_max, twin, xs in TMC_RED_FOLD_SHAPES:
-        tmc = tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}",
-                          products="split_rstd" if xs else "eft", loads="tma_chunks", fold_in="workspace")
+                          products="split_rstd" if xs else "eft", loads="tma_chunks", fold_in=fold_in)
         progs += [tmc, _twin(tmc, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
                              "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
     # `.rl` (session 33, reload above): tiles read twice (the second time from L1) instead of held

@@ -3,7 +3,7 @@
 # FP64 total added to the workspace row by atomics) at the wide rows: plain H 5120, 6144 and 8192
 # (the backward floor target's row, H 8192 BF16 T 4096 at 0.956x QuACK, and the peer target's
 # H 5120-6144 rows at 0.95-0.97x torch.compile) and residual H 6144. On an H100
-# (bench/results/h100-2026-12-07f, variant_probe.py) they were 1.02-1.15x the routed programs there,
+# (bench/results/h100-2026-12-07f, variant_probe.py) they were 1.01-1.15x the routed programs there,
 # 99-104 % of that card's copy at T >= 65536; campaign_h35a.sh qualified both on that card at these
 # keys (120 inputs per family, worst err/tol 0.0006 and 0.067). Not at H 8192 T 1M (not qualified).
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)

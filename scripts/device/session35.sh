@@ -4,7 +4,8 @@
 # timing, 120 s), then session33.sh's H200 queue.
 # On another card (session 35 ran this in call 3, bench/results/h100-2026-12-07f): first the GPU
 # tests of the `.fw.tmc` backwards (the `.tmc` kernel with its FP64 total added to the workspace row
-# by atomics instead of held in registers: no spill at H 5120-8192, compile_check), which check that the atomics make dw bitwise the register-fold twin's, run after run;
+# by atomics instead of held in registers: no spill at H 5120-8192, compile_check), which check that
+# the atomics make dw bitwise the register-fold twin's, run after run;
 # then, if they pass, those programs beside the routed ones and their `.tmc` twins by variant_probe.py
 # at the wide rows (plain H 5120-8192, where the `.tmc` builds were 0.65-0.90x on an H100), and at the
 # backward floor target's row (H 8192 BF16 T 4096).

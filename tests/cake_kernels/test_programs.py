@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from cake_kernels import registry, runner
+from cake_kernels.inputs import make_inputs
 from cake_kernels.reference import reference_forward
 from tests.cake_kernels.helpers import inputs, recorded_launches, run_backward_checked, run_forward_checked
 from tests.cake_kernels.interpreter_twins import Case, Thinned, _describe
@@ -713,6 +714,7 @@ def test_tma_program_falls_back_on_a_view_it_cannot_describe():
 
 
 TMC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.loads == "tma_chunks" and _family_tested(p)]
+FW_TMC_PROGRAMS = [n for n in TMC_PROGRAMS if registry.get(n).launch.fold_in == "workspace"]
 
 
 def _tma_twin(name: str) -> str | None:
@@ -732,9 +734,8 @@ def _tma_twin(name: str) -> str | None:
 def test_every_workspace_fold_tmc_program_has_a_register_fold_twin():
     """`.fw.tmc` programs are checked bit for bit against a register-fold `.tmc` program (the test
     below): each has one, and it is not itself."""
-    fw = [n for n in TMC_PROGRAMS if registry.get(n).launch.fold_in == "workspace"]
-    assert fw
-    for name in fw:
+    assert FW_TMC_PROGRAMS
+    for name in FW_TMC_PROGRAMS:
         twin = _tma_twin(name)
         assert twin and registry.get(twin).launch.fold_in == "registers", name
     with pytest.raises(ValueError, match="fold_in"):
@@ -765,11 +766,12 @@ def test_tmc_programs_equal_their_tma_twin_and_fallback(name):
 
 
 @pytest.mark.interpreter
-@pytest.mark.parametrize("name", [n for n in TMC_PROGRAMS if registry.get(n).launch.fold_in == "workspace"])
+@pytest.mark.parametrize("name", FW_TMC_PROGRAMS)
 def test_workspace_fold_tmc_programs_fold_by_atomics_in_order(name, monkeypatch):
     """`.fw.tmc` programs over several folds per program (2 programs, 1100 rows: each program's 550
-    rows fold after 256 (an exchange) and 512 (an add), then the last 38 are added): dx and dw bitwise the register-fold `.tmc` twin's, whose FP64 total takes the same
-    folds in the same order; the workspace row needs no zeroing (it is filled with NaN first)."""
+    rows fold after 256 (an exchange) and 512 (an add), then the last 38 are added): dx and dw
+    bitwise the register-fold `.tmc` twin's, whose FP64 total takes the same folds in the same
+    order; the workspace row needs no zeroing (it is filled with NaN first)."""
     monkeypatch.setattr(runner, "sm_count", lambda device: 2)
     prog, twin = registry.get(name), registry.get(_tma_twin(name))
     w = prog.w_dtypes[0]
@@ -784,7 +786,7 @@ def test_workspace_fold_tmc_programs_fold_by_atomics_in_order(name, monkeypatch)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", [n for n in TMC_PROGRAMS if registry.get(n).launch.fold_in == "workspace"])
+@pytest.mark.parametrize("name", FW_TMC_PROGRAMS)
 def test_workspace_fold_tmc_programs_on_the_gpu_are_deterministic(name):
     """On the GPU, where the atomics are real: at H 8192 and 5120 (tiles padded to 8192) over 3
     folds per program and a partial one, three runs of a `.fw.tmc` program give dx and dw bit for bit
@@ -793,10 +795,8 @@ def test_workspace_fold_tmc_programs_on_the_gpu_are_deterministic(name):
     prog, twin = registry.get(name), registry.get(_tma_twin(name))
     rows = 3 * 256 * prog.launch.programs_per_sm * runner.sm_count(dev) + 77
     for H in (8192, 5120):
-        gen = torch.Generator(dev).manual_seed(H)  # made on the GPU: 0.8 G values a tensor
-        g = torch.randn(rows, H, device=dev, generator=gen).to(torch.bfloat16)
-        x = (torch.randn(rows, H, device=dev, generator=gen) + 0.5).to(torch.bfloat16)  # same-sign-leaning sums
-        w = torch.randn(H, device=dev, generator=gen).to(getattr(torch, {"fp32": "float32", "bf16": "bfloat16"}[prog.w_dtypes[0]]))
+        inp = make_inputs("same_sign", rows, H, prog.w_dtypes[0], seed=H, device=dev)  # drawn on the GPU
+        g, x, w = inp.g, inp.x, inp.w
         _, rstd, _ = reference_forward(x, w, 1e-6)
         dx2, dw2 = runner.backward(twin, g, x, w, rstd)
         ws = runner.workspace_for(prog, x)
@@ -805,7 +805,7 @@ def test_workspace_fold_tmc_programs_on_the_gpu_are_deterministic(name):
             dx, dw = runner.backward(prog, g, x, w, rstd, None, ws)
             torch.cuda.synchronize()
             assert torch.equal(dx, dx2) and torch.equal(dw, dw2), (name, H)
-        del g, x, dx, dx2, ws
+        del inp, g, x, dx, dx2, ws
 
 
 # (the `.fl.rw` twins are checked against their `.fl` base: test_grid_sync_reduce_and_barrier_options_are_bitwise_their_base)
