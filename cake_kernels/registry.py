@@ -42,6 +42,20 @@ TMC_RED_FOLD_SHAPES = (
     (1, 1, 16, 4, H_MAX, "p1x.w16", False), (1, 1, 16, 4, H_MAX, "p1x.w16", True), (1, 1, 16, 6, H_MAX, "p1x.w16", False),
     (1, 1, 8, 6, H_MAX, "p1x.w16", False), (1, 1, 8, 4, H_MAX, "p1x.w16", False),
 )
+# `f64_pair` shapes (session 36, products 'fp64': dw summed in FP64, no TwoSum; programs/backward.py
+# `_dw_step_fp64`): (programs per SM, rows, warps, reduce, H_max) with pointer loads and the next tile
+# prefetched, and (programs per SM, rows, warps, stages, H_max) with one-box TMA loads (`.tmc`).
+# For the rows where the compensated programs are issue- or register-bound: 256-wide heads and
+# H 512 (many small programs; `.sr` where P is 12-16 x SMs), H 1536-2048, and the wide rows.
+F64_SHAPES = (
+    (16, 1, 1, "split", 256), (20, 1, 1, "split", 256), (16, 2, 1, "split", 256), (12, 2, 1, "split", 256),
+    (8, 2, 2, "wide", 512), (4, 4, 2, "wide", 512), (8, 1, 2, "wide", 512),
+    (1, 4, 8, "wide", 2048), (2, 2, 8, "wide", 2048), (2, 1, 8, "wide", 4096), (1, 1, 16, "wide", H_MAX),
+)
+F64_TMC_SHAPES = (
+    (1, 4, 8, 4, 2048), (1, 2, 16, 3, 4096), (1, 1, 16, 4, H_MAX), (1, 1, 8, 6, H_MAX), (2, 1, 8, 4, 4096),
+)
+
 # The chunk of a `.tmc` program's [rows, H / chunk, chunk] view: Triton (3.6 and 3.9) makes a box of
 # at most 128 bytes in its last dimension (the 128-byte swizzle) and 256 values in the others, so that
 # 64 BF16 values a chunk make a step of up to 256 chunks (H 16384) one box.
@@ -148,7 +162,10 @@ class LaunchPolicy:
     products: four multiplies per element against six operations; names end `.xs`,
     programs/backward.py `rmsnorm_bwd_rows_split_rstd_kernel`). Why: ncu on the H200 (session 11) had
     the compensated rows kernel issue-bound at H 1536 (71 % of issue slots busy, 66 % of DRAM
-    bandwidth; the uncompensated `pair` kernel: 40 % and 78 %).
+    bandwidth; the uncompensated `pair` kernel: 40 % and 78 %). `fp64` (family `f64_pair`): no
+    compensation at all, dw summed in FP64: g * x exact in FP32, converted, DFMA by rstd (three
+    instructions per element against `split_rstd`'s 11 with its TwoSum; programs/backward.py
+    `_dw_step_fp64`), and no fold.
     l2_prefetch, l2_ahead: a prefetching backward that also asks g and x of the tile `l2_ahead` steps
     after the next one into L2, holding no register for them: `lines` (PTX `prefetch.global.L2` per
     128-byte line; names end `.l2p{ahead}`) or `bulk` (`cp.async.bulk.prefetch.L2` per row, Hopper;
@@ -244,8 +261,13 @@ class LaunchPolicy:
             raise ValueError(f"weight_load: {self.weight_load!r} is not one of ('hoisted', 'beside_rows', 'row_tile')")
         if self.weight_cast not in ("none", "fp32"):
             raise ValueError(f"weight_cast: {self.weight_cast!r} is not one of ('none', 'fp32')")
-        if self.products not in ("eft", "split_rstd"):
-            raise ValueError(f"products: {self.products!r} is not one of ('eft', 'split_rstd')")
+        if self.products not in ("eft", "split_rstd", "fp64"):
+            raise ValueError(f"products: {self.products!r} is not one of ('eft', 'split_rstd', 'fp64')")
+        if self.products == "fp64" and (self.split_h or self.reduce == "grid_sync" or self.loads == "tma"
+                                        or self.gres_load != "in_step" or self.l2_prefetch != "none" or self.reload):
+            raise ValueError("products: 'fp64' (FP64 dw sums) is built for one-tile rows with pointer or one-box TMA "
+                             "loads and a two-launch reduce (split_h False, reduce not 'grid_sync', loads 'pointer' or "
+                             "'tma_chunks', gres_load 'in_step', no l2_prefetch, reload False)")
         if self.chunk and (self.chunk < 16 or self.chunk & (self.chunk - 1)):
             raise ValueError(f"chunk: {self.chunk!r} is not 0 or a power of two >= 16")
         if self.chunk and (self.prefetch or self.split_h or self.weight_load != "hoisted"):
@@ -283,7 +305,7 @@ class LaunchPolicy:
 class Program:
     name: str
     op: str  # "fwd" or "bwd"
-    family: str  # forward: row / persistent / reference; backward: atomic, pair, blocked, twosum_pair, twosum, column_task, reference
+    family: str  # forward: row / persistent / reference; backward: atomic, pair, blocked, twosum_pair, twosum, f64_pair, column_task, reference
     deterministic: bool
     launch: LaunchPolicy
     description: str
@@ -930,6 +952,40 @@ def _catalog() -> list[Program]:
                                                                   + [(s, "workspace") for s in TMC_RED_FOLD_SHAPES]):
         tmc = tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}",
                           products="split_rstd" if xs else "eft", loads="tma_chunks", fold_in=fold_in)
+        progs += [tmc, _twin(tmc, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
+                             "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
+    # `f64_pair` (session 36, F64_SHAPES above): the dw products summed in FP64 instead of by TwoSum
+    # (exact products, FP64 additions: err/tol at the FP32 rounding of dw, as the compensated
+    # programs'), in three instructions per element against eleven; `.fl` twins for contiguous heads,
+    # `.wc` twins for a BF16 weight; `.tmc` ones with one-box TMA loads, the one-row 16-warp pointer
+    # program (every H) as their fallback.
+    f64_desc = "dw products exact (g * x in FP32, times rstd in FP64) summed in FP64 per row slot"
+    for ppsm, rows, warps, reduce, h_max in F64_SHAPES:
+        shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
+        red = {"wide": "wr", "split": "sr", "one_pass": "op"}[reduce]
+        limit = f"; H <= {h_max}" if h_max != H_MAX else ""
+        base = Program(
+            f"bwd.f64_pair.{shape}.pf.{red}", "bwd", "f64_pair", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, prefetch=True, reduce=reduce,
+                         products="fp64"),
+            f"{f64_desc} ({rows} rows per step, next tile prefetched), [P, H] FP64 partials + fixed-order "
+            f"{reduce} reduce ({ppsm} programs/SM{limit})", bwd_mod, mode=TWOSUM, H_max=h_max)
+        progs += [base, _twin(base, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
+                              "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
+        if h_max <= 256:
+            progs.append(_twin(base, "fl", "contiguous heads addressed as flat rows (no per-row division)",
+                               forms=("heads_contiguous",), heads_rows="flat"))
+    for ppsm, rows, warps, stages, h_max in F64_TMC_SHAPES:
+        shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
+        fallback = "bwd.f64_pair.p1x.w16.pf.wr"
+        limit = f"; H <= {h_max}" if h_max != H_MAX else ""
+        tmc = Program(
+            f"bwd.f64_pair.{shape}.s{stages}.wr.tmc", "bwd", "f64_pair", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, stages=stages, programs_per_sm=ppsm, reduce="wide",
+                         loads="tma_chunks", products="fp64"),
+            f"{f64_desc} ({rows} rows per step), g and x read as one TMA box per step, {stages} stages deep; "
+            f"[P, H] FP64 partials + wide fixed-order reduce ({ppsm} programs/SM{limit})",
+            bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=fallback)
         progs += [tmc, _twin(tmc, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
                              "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
     # `.rl` (session 33, reload above): tiles read twice (the second time from L1) instead of held

@@ -626,7 +626,8 @@ def reduce_meta(program: Program, H: int) -> tuple[str, tuple[int], dict, int] |
 
 def backward_rows_kernel(program: Program):
     """The jit kernel a persistent pointer-load backward program launches (its launch policy's
-    `gres_load`, `l2_prefetch`, `reload` and `products`); all take `backward_meta`'s arguments."""
+    `gres_load`, `l2_prefetch`, `reload` and `products`: FP64 sums for `f64_pair`); all take
+    `backward_meta`'s arguments."""
     from cake_kernels.programs import backward as bk
 
     if program.launch.gres_load == "prefetched":
@@ -635,6 +636,8 @@ def backward_rows_kernel(program: Program):
         return bk.rmsnorm_bwd_rows_l2_prefetch_kernel
     if program.launch.reload:
         return bk.rmsnorm_bwd_rows_reload_prefetch_kernel if program.launch.prefetch else bk.rmsnorm_bwd_rows_reload_kernel
+    if program.launch.products == "fp64":
+        return bk.rmsnorm_bwd_rows_fp64_kernel
     return bk.rmsnorm_bwd_rows_split_rstd_kernel if program.launch.products == "split_rstd" else bk.rmsnorm_bwd_rows_kernel
 
 
@@ -732,10 +735,12 @@ def tma_chunks_meta(program: Program, H: int, has_gres: bool, exact: bool | None
 def tma_kernel(program: Program):
     """The rows kernel of a `.tma` backward: with split-rstd products (`.xs.tma`) its own build, so
     that the `.tma` programs with mul.rn products keep theirs; `.tmc` programs' one kernel takes both
-    (`.fw.tmc`: the one that folds into the workspace row by atomics)."""
+    (`.fw.tmc`: the one that folds into the workspace row by atomics; `f64_pair` `.tmc`: FP64 sums)."""
     from cake_kernels.programs import backward as bk
 
     if program.launch.loads == "tma_chunks":
+        if program.launch.products == "fp64":
+            return bk.rmsnorm_bwd_tma_chunks_fp64_kernel
         if program.launch.fold_in == "workspace":
             return bk.rmsnorm_bwd_tma_chunks_red_fold_kernel
         return bk.rmsnorm_bwd_tma_chunks_kernel

@@ -1312,3 +1312,99 @@ def rmsnorm_bwd_rows_reload_prefetch_kernel(
     _dw_finish(DW, ws_row, cols, cmask, acc, comp, acc, tot, 3, FOLD_WS)
     if BLOCK_B > 0:
         _dw_finish(DW, ws_row_b, cols_b, cmask_b, acc_b, comp_b, acc_b, tot_b, 3, FOLD_WS)
+
+
+@triton.jit
+def _dw_step_fp64(g, x, rstd, acc):
+    """One tile's products added to a program's FP64 dw running sums `acc` ([BLOCK_H]); the tile's
+    rows are summed first (in FP64, a fixed tree: where the tile's warps cover the row, Triton's
+    layout gives each thread the same columns of every row, so the tree runs in its registers).
+
+    Why it is exact: g and x are BF16 values (8 significant bits), so g * x is an exact FP32 product
+    (16 bits) while it stays in FP32's normal range (|g * x| in [2^-126, 2^128)); converted to FP64
+    and multiplied by rstd (24 bits) it is exact again (40 of FP64's 53 bits), so each term is
+    g * x * rstd exactly and only the FP64 additions round (2^-53 relative each). Whether ptxas fuses
+    the product into the add (DFMA) or not, the result is the same (the product is exact). Three
+    instructions per element (FP32 multiply, conversion, DFMA) against the compensated programs' 11
+    (`.xs`: four multiplies and a TwoSum); the conversion runs at 16 per SM per clock on sm_90
+    (a quarter of the FP64 rate), which is what this trades for the TwoSum."""
+    return acc + tl.sum((g * x).to(tl.float64) * rstd.to(tl.float64)[:, None], axis=0)
+
+
+@triton.jit
+def rmsnorm_bwd_rows_fp64_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False, BLOCK_B: tl.constexpr = 0,
+):
+    """`f64_pair` programs (two-launch, deterministic): the rows kernel's dx and tile loop (pointer
+    loads, the next tile prefetched when PREFETCH) with dw summed in FP64 by `_dw_step_fp64`
+    instead of by TwoSum; each program's sums are stored as its FP64 partial row of the [P, H]
+    workspace, which the fixed-order reduce kernel sums. No fold: an FP64 sum of finite products cannot overflow at any T
+    a tensor can hold. Same arguments as `rmsnorm_bwd_rows_kernel` (runner.backward_meta builds both);
+    MODE 3 (FP64 partials), SINGLE False, FOLD and FOLD_WS unused, one tile per row (BLOCK_B 0).
+    """
+    tl.static_assert(MODE == 3, "FP64 sums: FP64 partials (mode 3) only")
+    tl.static_assert(not SINGLE, "FP64 sums: two-launch programs only")
+    tl.static_assert(BLOCK_B == 0, "FP64 sums: one tile per row only")
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    acc = tl.zeros([BLOCK_H], dtype=tl.float64)
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    if PREFETCH:
+        first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
+        g_n, x_n, r_n = load_tile(G, X, RSTD, first, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+    for blk in range(pid, n_blocks, nprog):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        if PREFETCH:
+            g, x, rstd = g_n, x_n, r_n
+            g_n, x_n, r_n = load_tile(G, X, RSTD, rows + nprog * ROWS, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        else:
+            g, x, rstd = load_tile(G, X, RSTD, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        g = g.to(tl.float32)
+        x = x.to(tl.float32)
+        c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1), H_f)
+        _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+        acc = _dw_step_fp64(g, x, rstd, acc)
+    tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)
+
+
+@triton.jit
+def rmsnorm_bwd_tma_chunks_fp64_kernel(
+    GD, XD, W, RSTD, GRES, DX, WS,
+    n_rows, NH, H, H_f, srt, srh,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, FOLD: tl.constexpr, STAGES: tl.constexpr,
+    HAS_GRES: tl.constexpr, EXACT: tl.constexpr, SPLIT_RSTD: tl.constexpr,
+):
+    """`f64_pair` `.tmc` programs: the `.tmc` kernel's pipelined one-box loads and dx (same
+    arguments) with dw summed in FP64 (`_dw_step_fp64`, see `rmsnorm_bwd_rows_fp64_kernel`). Why:
+    at H 5120-8192 the compensated state is 5 registers a column (sum, compensation, FP64 total,
+    weight); FP64 sums are 2 plus the weight, with no fold and no barrier in the loop.
+    FOLD and SPLIT_RSTD are unused."""
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    cmask = cols < H
+    w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
+    acc = tl.zeros([BLOCK_H], dtype=tl.float64)
+    n_blocks = tl.cdiv(n_rows, ROWS)
+    for blk in tl.range(pid, n_blocks, nprog, num_stages=STAGES):
+        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rmask = rows < n_rows
+        mask = rmask[:, None] & cmask[None, :]
+        g = tl.reshape(GD.load([blk * ROWS, 0, 0]), [ROWS, BLOCK_H]).to(tl.float32)
+        x = tl.reshape(XD.load([blk * ROWS, 0, 0]), [ROWS, BLOCK_H]).to(tl.float32)
+        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        dx = row_grad(g, x, w, rstd, H_f)
+        if HAS_GRES:
+            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+        acc = _dw_step_fp64(g, x, rstd, acc)
+    tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)

@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
 # Session 36's device calls. On an H200 (the route table's card): session35.sh's H200 queue
 # (campaign_r35a.sh, campaign_r34a.sh, then session33.sh's queue).
-# On another sm_90a card with 132 SMs: first the `.fw.tmc` GPU determinism tests again (they now draw
-# their inputs with cake_kernels.inputs.make_inputs on the device; session 35 ran them before that
-# change), then accuracy only (120 inputs per family) of the two `.fw.tmc` backwards queued for the
-# H200, at the T 1M keys session 35's budget left unqualified: plain H 8192 (both weights; the peer
-# target's row at 0.89x torch.compile max-autotune) and H 5120 BF16.
+# On another card: the GPU tests of the `.fw.tmc` backwards (inputs now drawn on the device) and of
+# the new `f64_pair` backwards (dw summed in FP64 from exact products: dw must equal the exact sum
+# rounded once, run after run), then, if they pass, the `f64_pair` programs beside the routed ones
+# and the best candidates so far by variant_probe.py, in four groups of keys: 256-wide contiguous
+# heads (the copy target's binding row), H 512, H 1536-2048 (the peer target's binding row, H 1536
+# BF16 T 1M), and the wide rows (the floor target's H 8192 BF16 T 4096 among them).
 # Usage: bash scripts/device/session36.sh [SECONDS]
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
 B=${1:-540}
 case "$GPU" in *H200*) exec bash scripts/device/session35.sh "$B" ;; esac
 T0=$(date +%s)
-timeout 150 python3 -m pytest -q -p no:cacheprovider tests/cake_kernels/test_programs.py \
-  -k "on_the_gpu_are_deterministic" > ${OUT:-.}/pytest-fw-tmc.log 2>&1
-RC=$?; echo "pytest .fw.tmc rc=$RC"; grep -E "^E |passed|failed|error" ${OUT:-.}/pytest-fw-tmc.log | head -20
+timeout 200 python3 -m pytest -q -p no:cacheprovider tests/cake_kernels/test_programs.py \
+  -k "on_the_gpu_are_deterministic or on_the_gpu_give_the_exact" > ${OUT:-.}/pytest-gpu.log 2>&1
+RC=$?; echo "pytest rc=$RC ($(( $(date +%s) - T0 )) s)"; grep -E "^E |passed|failed|error" ${OUT:-.}/pytest-gpu.log | head -30
 [ $RC = 0 ] || exit 1
-SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
-[ "$SMS" = 132 ] || { echo "not 132 SMs: its accuracy would not count; nothing measured"; exit 0; }
-export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-PREFIX=h36a; . scripts/device/campaign_begin.sh $(( B - ($(date +%s) - T0) - 10 ))
-A="--ops bwd --programs bwd.twosum_pair.p1x.w8.s4.fw.wr.tmc,bwd.twosum_pair.p1x.w16.s4.fw.wr.xs.tmc"
-A="$A --peers none --sessions 1 --accuracy-only --inputs-per-family 120 --wave-units 2"
-run acc-8192-1m --H 8192 --forms plain --w-dtypes bf16,fp32 --T 1048576 $A
-run acc-5120-1m-bf16 --H 5120 --forms plain --w-dtypes bf16 --T 1048576 $A
-campaign_end
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONPATH=$PWD
+F=bwd.f64_pair; T=bwd.twosum_pair
+probe() {  # probe NAME SECONDS KEYS PROGRAMS
+  local L=$(( B - ($(date +%s) - T0) - 15 )); [ $L -gt $2 ] && L=$2
+  [ $L -lt 30 ] && { echo "$1: no time left"; return; }
+  echo "== $1 ($L s)"
+  timeout $L python3 scripts/device/variant_probe.py --seconds $(( L - 40 )) --rounds 3 --keys "$3" --programs "$4" \
+    --out variant-probe-$1.json 2>&1 | grep -v '^{' | tail -80
+}
+probe heads 110 heads_contiguous:256:bf16:65536,heads_contiguous:256:fp32:262144 \
+  "$F.p16x.w1.pf.sr.fl,$F.p20x.w1.pf.sr.fl,$F.p16x.r2.w1.pf.sr.fl,$F.p12x.r2.w1.pf.sr.fl,$T.p12x.r2.w1.fw.pf.wr.xs.sr.fl"
+probe wide 150 plain:8192:bf16:4096,plain:8192:bf16:65536,plain:6144:bf16:65536,plain:5120:bf16:65536,plain:4096:bf16:65536 \
+  "$F.p1x.w16.pf.wr*,$F.p2x.w8.pf.wr*,$F.p1x.w16.s4.wr.tmc*,$F.p1x.w8.s6.wr.tmc*,$F.p1x.r2.w16.s3.wr.tmc*,$F.p2x.w8.s4.wr.tmc*,$T.p1x.w8.s4.fw.wr.tmc*,$T.p1x.w16.s4.fw.wr.xs.tmc*,bwd.pair.p1x.w16.pf.op"
+probe mid 140 plain:1536:bf16:1048576,plain:1536:bf16:65536,plain:2048:bf16:65536 \
+  "$F.p1x.r4.w8.pf.wr*,$F.p2x.r2.w8.pf.wr*,$F.p2x.w8.pf.wr*,$F.p1x.r4.w8.s4.wr.tmc*,$F.p2x.w8.s4.wr.tmc*,$F.p1x.w8.s6.wr.tmc*,$T.p1x.r4.w8.s4.wr.tma*"
+probe narrow 100 plain:512:bf16:65536,plain:512:fp32:1048576 "$F.p8x.r2.w2.pf.wr*,$F.p4x.r4.w2.pf.wr*,$F.p8x.w2.pf.wr*"
+echo "total $(( $(date +%s) - T0 )) s"

@@ -505,7 +505,8 @@ def _split_reduce_calls(prog):
 # The `.sr.tma` programs have no `.wr` twin with TMA loads: test_tma_programs_against_fp64_and_their_fallback
 # holds them to FP64 and to their pointer-load fallback (the same split-rstd math with the wide reduce).
 SPLIT_REDUCE_PROGRAMS = Thinned(
-    [p.name for p in registry.all_programs() if p.launch.reduce == "split" and p.launch.loads == "pointer" and _family_tested(p)],
+    [p.name for p in registry.all_programs() if p.launch.reduce == "split" and p.launch.loads == "pointer" and _family_tested(p)
+     and p.family != "f64_pair"],  # no `.wr` twins: test_fp64_sum_programs_give_the_exact_dw_rounded
     lambda p: _with_partner(_split_reduce_calls(p), p.name.removesuffix(".sr")), sms=12)
 
 
@@ -1560,3 +1561,75 @@ def test_reload_needs_a_two_launch_split_rstd_program():
     with pytest.raises(ValueError, match="reload"):
         registry.Program("bwd.twosum.x", "bwd", "twosum", True, replace(lp, reduce="grid_sync"), "", mode=3,
                          single_launch=True)
+
+
+# `f64_pair` (products 'fp64'): dw summed in FP64 from exact products. Every shape's own program (the
+# `.wc` and `.fl` twins are held to their base by the weight-cast and flat-heads tests).
+F64_PROGRAMS = [p.name for p in registry.all_programs() if p.family == "f64_pair" and p.launch.weight_cast == "none"
+                and _family_tested(p)]
+
+
+def _dw_fp64_of(g, x, rstd, H):
+    """sum over rows of g * x * rstd in FP64 (each term exact there: BF16 g and x, FP32 rstd)."""
+    return (g.reshape(-1, H).double() * x.reshape(-1, H).double() * rstd.reshape(-1, 1).double()).sum(0)
+
+
+def test_fp64_sums_are_offered_where_their_kernels_take_them():
+    assert len(F64_PROGRAMS) >= 10
+    for name in F64_PROGRAMS:
+        prog = registry.get(name)
+        assert prog.deterministic and prog.mode == 3 and not prog.single_launch, name
+        kernel = runner.backward_rows_kernel(prog) if prog.launch.loads == "pointer" else runner.tma_kernel(prog)
+        assert kernel.fn.__name__.endswith("fp64_kernel"), name
+    for bad in (dict(split_h=True), dict(reduce="grid_sync"), dict(loads="tma"), dict(reload=True)):
+        with pytest.raises(ValueError, match="products: 'fp64'"):
+            registry.LaunchPolicy("persistent", products="fp64", **bad)
+    with pytest.raises(ValueError, match=r"products: 'kahan' is not one of \('eft', 'split_rstd', 'fp64'\)"):
+        registry.LaunchPolicy("persistent", products="kahan")
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", F64_PROGRAMS)
+def test_fp64_sum_programs_give_the_exact_dw_rounded(name, monkeypatch):
+    """dw of an `f64_pair` program is the exact sum of g * x * rstd rounded once to FP32, element for
+    element (its terms are exact and its FP64 additions' error is far below half an FP32 ulp at these
+    sizes), on the gaussian family whose columns cross zero (the compensated programs' binding family)
+    and on large same-sign rows; T not a multiple of the tile's rows, several tiles and programs (3 SMs),
+    and dx bitwise that of the compensated programs' rows kernel (the same `_store_dx`)."""
+    monkeypatch.setattr(runner, "sm_count", lambda device: 3)
+    prog = registry.get(name)
+    w = prog.w_dtypes[-1]
+    ran = 0
+    for family, T, H, form in (("gaussian", 301, 256, "plain"), ("same_sign", 67, 512, "residual"),
+                               ("gaussian", 45, 256, "heads_contiguous"), ("outlier_rows", 9, 2048, "plain")):
+        if not prog.supports(H, form, w):
+            continue
+        ran += 1
+        inp = inputs(family, T, H, w, form=form, seed=T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        _, rstd, h = reference_forward(inp.x, inp.w, 1e-6, inp.residual)
+        xn = h if inp.residual is not None else inp.x
+        want = _dw_fp64_of(inp.g, xn, rstd, H).float()
+        assert torch.equal(dw, want), (name, family, (dw - want).abs().max())
+        twin = registry.get("bwd.twosum_pair.p2x.w4.fw.pf.wr.xs")
+        if twin.supports(H, form, w):
+            assert torch.equal(dx, runner.backward(twin, inp.g, xn, inp.w, rstd, inp.g_h_new)[0])
+    assert ran >= 2, name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", F64_PROGRAMS)
+def test_fp64_sum_programs_on_the_gpu_give_the_exact_dw_rounded(name):
+    """On the GPU (the compiled build: ptxas may fuse the FP64 product into its add, which changes
+    nothing, the product being exact): dw is the exact sum rounded once, run after run."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    prog = registry.get(name)
+    w = prog.w_dtypes[-1]
+    H = min(prog.H_max, 4096)
+    inp = make_inputs("gaussian", 20000, H, w, seed=3, device="cuda")
+    rstd = reference_forward(inp.x, inp.w, 1e-6)[1]  # plain rows: x is the normalized input
+    want = _dw_fp64_of(inp.g, inp.x, rstd, H).float()
+    for _ in range(3):
+        dx, dw = runner.backward(prog, inp.g, inp.x, inp.w, rstd)
+        assert torch.equal(dw, want), (name, (dw - want).abs().max())
