@@ -52,6 +52,16 @@ F64_SHAPES = (
     (8, 2, 2, "wide", 512), (4, 4, 2, "wide", 512), (8, 1, 2, "wide", 512),
     (1, 4, 8, "wide", 2048), (2, 2, 8, "wide", 2048), (2, 1, 8, "wide", 4096), (1, 1, 16, "wide", H_MAX),
 )
+# `f64_pair` split-row shapes (`.sp`: the row held as two power-of-two tiles, H not a power of two
+# only): H 1536 as 1024 + 512 (the padded 2048-wide tile issues a 2048-wide row's instructions for
+# 1536 columns), H 5120 and 6144 as 4096 + 1024 / 2048 (padded: 8192). (programs per SM, rows, warps,
+# H_max): compile_check (sm_90a, Triton 3.6, FP32 weight) at H 5120-6144 fits the one-row 16-warp
+# build alone (104-128 registers; multi-row and two-program builds spill 104-1344 bytes or leave one
+# program of two resident). At H 1536 two rows of 8 warps (128 registers, both programs resident);
+# not four rows of 8 (the 512-wide tile's rows then sit in different warps, and its row sums go
+# through shared memory: 1,270 warp instructions a row in the steady step against the padded
+# tile's 1,240, scripts/sass_paths.py).
+F64_SPLIT_SHAPES = ((2, 2, 8, 2048), (1, 1, 16, H_MAX))
 F64_TMC_SHAPES = (
     (1, 4, 8, 4, 2048), (1, 2, 16, 3, 4096), (1, 1, 16, 4, H_MAX), (1, 1, 8, 6, H_MAX), (2, 1, 8, 4, 4096),
 )
@@ -263,11 +273,12 @@ class LaunchPolicy:
             raise ValueError(f"weight_cast: {self.weight_cast!r} is not one of ('none', 'fp32')")
         if self.products not in ("eft", "split_rstd", "fp64"):
             raise ValueError(f"products: {self.products!r} is not one of ('eft', 'split_rstd', 'fp64')")
-        if self.products == "fp64" and (self.split_h or self.reduce == "grid_sync" or self.loads == "tma"
-                                        or self.gres_load != "in_step" or self.l2_prefetch != "none" or self.reload):
-            raise ValueError("products: 'fp64' (FP64 dw sums) is built for one-tile rows with pointer or one-box TMA "
-                             "loads and a two-launch reduce (split_h False, reduce not 'grid_sync', loads 'pointer' or "
-                             "'tma_chunks', gres_load 'in_step', no l2_prefetch, reload False)")
+        if self.products == "fp64" and (self.reduce == "grid_sync" or self.loads == "tma" or self.gres_load != "in_step"
+                                        or self.l2_prefetch != "none" or self.reload
+                                        or (self.split_h and self.loads != "pointer")):
+            raise ValueError("products: 'fp64' (FP64 dw sums) is built for pointer or one-box TMA loads (split rows "
+                             "with pointer loads only) and a two-launch reduce (reduce not 'grid_sync', loads 'pointer' "
+                             "or 'tma_chunks', gres_load 'in_step', no l2_prefetch, reload False)")
         if self.chunk and (self.chunk < 16 or self.chunk & (self.chunk - 1)):
             raise ValueError(f"chunk: {self.chunk!r} is not 0 or a power of two >= 16")
         if self.chunk and (self.prefetch or self.split_h or self.weight_load != "hoisted"):
@@ -975,6 +986,18 @@ def _catalog() -> list[Program]:
         if h_max <= 256:
             progs.append(_twin(base, "fl", "contiguous heads addressed as flat rows (no per-row division)",
                                forms=("heads_contiguous",), heads_rows="flat"))
+    for ppsm, rows, warps, h_max in F64_SPLIT_SHAPES:
+        shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
+        limit = f"; H <= {h_max}" if h_max != H_MAX else ""
+        progs.append(Program(
+            f"bwd.f64_pair.{shape}.pf.wr.sp", "bwd", "f64_pair", True,
+            LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, prefetch=True, reduce="wide",
+                         products="fp64", split_h=True),
+            f"{f64_desc} ({rows} rows per step, next tile prefetched), the row held as two power-of-two tiles "
+            f"(H not a power of two only), [P, H] FP64 partials + fixed-order wide reduce ({ppsm} programs/SM{limit})",
+            bwd_mod, mode=TWOSUM, H_max=h_max))
+        progs.append(_twin(progs[-1], "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
+                           "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32"))
     for ppsm, rows, warps, stages, h_max in F64_TMC_SHAPES:
         shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         fallback = "bwd.f64_pair.p1x.w16.pf.wr"

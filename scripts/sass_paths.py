@@ -6,8 +6,11 @@ launch-bound kernel's critical path and of a loop's per-step work.
 
 Per program and H it prints the kernel's SASS instructions in all, the instructions up to its first
 and second EXIT (a kernel whose programs take one of two tasks, as the column tasks do, has one path
-per task; the IEEE division and square root keep their slow paths after the last EXIT), and the
-length of each loop body (a backward branch). The build is the one the runner launches on contiguous
+per task; the IEEE division and square root keep their slow paths after the last EXIT), the
+length of each loop body (a backward branch), and of the longest loop's steady step: that body less
+the largest block a forward branch in it skips (a compensated program's FP64 fold, taken once every
+FOLD steps), with its instructions by class and per row (times warps, over the tile's rows: the
+warp instructions the SM's schedulers issue per row, one a cycle each at best). The build is the one the runner launches on contiguous
 rows (`compile_check.runtime_specialization`: NH = 1 compiled in); `--heads` builds it as a per-head
 view indexed by head runs it (NH at run time, head strides not multiples of 16), which is what the
 `.fl` programs avoid. Counts are Triton 3.9's here; the H200 runs Triton 3.6.
@@ -36,12 +39,47 @@ def sass_paths(name: str, H: int, heads: bool = False, w: str = "fp32") -> dict:
     compiled = compile_check.compile_kernel(fn, sig, {**meta, **ones}, warps, "sm_90a", prog.launch.stages, divisible)
     lines = [m for m in (_LINE.match(s) for s in compile_check.cuobjdump(compiled.asm["cubin"], "-sass").splitlines()) if m]
     exits = [i + 1 for i, m in enumerate(lines) if m.group(2).startswith("EXIT")][:2]
-    loops = []
-    for m in lines:
+    loops, bodies = [], []
+    for i, m in enumerate(lines):
         b = _BRANCH.match(m.group(2))
         if b and int(b.group(2), 16) < int(m.group(1), 16):
             loops.append((int(m.group(1), 16) - int(b.group(2), 16)) // 16)
-    return {"total": len(lines), "exits": exits, "loops": loops}
+            start = int(b.group(2), 16)
+            bodies.append([(int(ln.group(1), 16), ln.group(2)) for ln in lines[:i + 1] if int(ln.group(1), 16) >= start])
+    body = max(bodies, key=len) if bodies else []
+    # The steady step: the longest loop less the largest block a forward branch inside it skips (the
+    # compensated programs' FP64 fold, taken once every FOLD steps), and that branch.
+    skipped = []
+    for addr, ins in body:
+        b = _BRANCH.match(ins)
+        if b and b.group(1) and addr < int(b.group(2), 16) <= body[-1][0]:
+            block = [(a, i) for a, i in body if addr <= a < int(b.group(2), 16)]
+            skipped = max(skipped, block, key=len)
+    steady = [i for a, i in body if (a, i) not in skipped]
+    longest = [i for _, i in body]
+    # Elements of the tile a thread holds per step (rows x BLOCK_H over the program's threads).
+    per_thread = meta.get("ROWS", 1) * meta.get("BLOCK_H", 0) / (32 * warps) if "BLOCK_H" in meta else 0
+    return {"total": len(lines), "exits": exits, "loops": loops, "steady": len(steady), "mix": opcode_mix(steady),
+            "per_thread": per_thread, "warps": warps, "rows": meta.get("ROWS", 1)}
+
+
+# Opcode classes of the mix: the pipes a loop's instructions issue to (sm_90 SASS mnemonics).
+_CLASSES = (("F2F", ("F2F",)), ("FP64", ("DADD", "DMUL", "DFMA", "DSETP")), ("FP32", ("FADD", "FMUL", "FFMA", "FSETP", "FMNMX", "FSEL")),
+            ("LD/ST", ("LDG", "STG", "LDS", "STS", "LDSM", "LDL", "STL", "UBLKCP", "UTMALDG", "SYNCS")), ("SHFL", ("SHFL",)))
+
+
+def opcode_mix(body: list[str]) -> dict:
+    """Instructions of a loop body by class (`_CLASSES`, the rest as "other"), predicates stripped."""
+    out = {name: 0 for name, _ in _CLASSES} | {"other": 0}
+    for ins in body:
+        op = re.sub(r"^@!?U?P\w+\s+", "", ins).split()[0].split(".")[0]
+        for name, ops in _CLASSES:
+            if op in ops:
+                out[name] += 1
+                break
+        else:
+            out["other"] += 1
+    return out
 
 
 def main(argv=None) -> int:
@@ -55,14 +93,18 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in registry.names()]
     if unknown:
         ap.error(f"--programs: {unknown} are not registered programs (cake_kernels.registry.names() lists them)")
-    print("| program | H | addressing | SASS | to 1st EXIT | to 2nd EXIT | loop bodies |")
-    print("|---|---|---|---|---|---|---|")
+    mix = " | ".join(n for n, _ in _CLASSES)
+    print(f"| program | H | addressing | SASS | to 1st EXIT | to 2nd EXIT | loop bodies | steady step "
+          f"| elements / thread / step | warp instructions / row | steady step: {mix} | other |")
+    print("|---|---|---|---|---|---|---|---|---|---|" + "---|" * (len(_CLASSES) + 1))
     for name in names:
         for H in (int(h) for h in a.H.split(",")):
             r = sass_paths(name, H, a.heads, a.w)
             ex = r["exits"] + [None, None]
             print(f"| {name} | {H} | {'by head' if a.heads else 'flat'} | {r['total']} | {ex[0]} | {ex[1] or '-'} | "
-                  f"{', '.join(map(str, r['loops'])) or '-'} |")
+                  f"{', '.join(map(str, r['loops'])) or '-'} | {r['steady']} | {r['per_thread']:g} | "
+                  f"{r['steady'] * r['warps'] / r['rows']:g} | "
+                  + " | ".join(str(v) for v in r["mix"].values()) + " |")
     return 0
 
 

@@ -1341,39 +1341,60 @@ def rmsnorm_bwd_rows_fp64_kernel(
     FOLD_WS: tl.constexpr = False, PREFETCH: tl.constexpr = False, BLOCK_B: tl.constexpr = 0,
 ):
     """`f64_pair` programs (two-launch, deterministic): the rows kernel's dx and tile loop (pointer
-    loads, the next tile prefetched when PREFETCH) with dw summed in FP64 by `_dw_step_fp64`
-    instead of by TwoSum; each program's sums are stored as its FP64 partial row of the [P, H]
-    workspace, which the fixed-order reduce kernel sums. No fold: an FP64 sum of finite products cannot overflow at any T
-    a tensor can hold. Same arguments as `rmsnorm_bwd_rows_kernel` (runner.backward_meta builds both);
-    MODE 3 (FP64 partials), SINGLE False, FOLD and FOLD_WS unused, one tile per row (BLOCK_B 0).
+    loads, the next tile prefetched when PREFETCH; with BLOCK_B > 0 the row held as two tiles, as in
+    `rmsnorm_bwd_rows_kernel`) with dw summed in FP64 by `_dw_step_fp64` instead of by TwoSum; each
+    program's sums are stored as its FP64 partial row of the [P, H] workspace, which the fixed-order
+    reduce kernel sums. No fold: an FP64 sum of finite products cannot overflow at any T a tensor
+    can hold. Same arguments as `rmsnorm_bwd_rows_kernel` (runner.backward_meta builds both); MODE 3
+    (FP64 partials), SINGLE False, FOLD and FOLD_WS unused.
     """
     tl.static_assert(MODE == 3, "FP64 sums: FP64 partials (mode 3) only")
     tl.static_assert(not SINGLE, "FP64 sums: two-launch programs only")
-    tl.static_assert(BLOCK_B == 0, "FP64 sums: one tile per row only")
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_H)
     cmask = cols < H
     w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
     acc = tl.zeros([BLOCK_H], dtype=tl.float64)
+    if BLOCK_B > 0:
+        cols_b = BLOCK_H + tl.arange(0, BLOCK_B)
+        cmask_b = cols_b < H
+        w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0).to(tl.float32)
+        acc_b = tl.zeros([BLOCK_B], dtype=tl.float64)
     n_blocks = tl.cdiv(n_rows, ROWS)
     if PREFETCH:
         first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
         g_n, x_n, r_n = load_tile(G, X, RSTD, first, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        if BLOCK_B > 0:
+            g_nb, x_nb, _ = load_tile(G, X, RSTD, first, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
     for blk in range(pid, n_blocks, nprog):
         rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
         rmask = rows < n_rows
         if PREFETCH:
             g, x, rstd = g_n, x_n, r_n
             g_n, x_n, r_n = load_tile(G, X, RSTD, rows + nprog * ROWS, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+            if BLOCK_B > 0:
+                g_b, x_b = g_nb, x_nb
+                g_nb, x_nb, _ = load_tile(G, X, RSTD, rows + nprog * ROWS, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
         else:
             g, x, rstd = load_tile(G, X, RSTD, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+            if BLOCK_B > 0:
+                g_b, x_b, _ = load_tile(G, X, RSTD, rows, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
         g = g.to(tl.float32)
         x = x.to(tl.float32)
-        c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1), H_f)
+        if BLOCK_B > 0:
+            g_b = g_b.to(tl.float32)
+            x_b = x_b.to(tl.float32)
+            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1) + tl.sum(g_b * w_b[None, :] * x_b, axis=1), H_f)
+            _store_dx(DX, GRES, g_b, x_b, w_b, rstd, c, rows, rmask, cols_b, cmask_b, NH, srt, srh, H, HAS_GRES, EXACT)
+            acc_b = _dw_step_fp64(g_b, x_b, rstd, acc_b)
+        else:
+            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1), H_f)
         _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
         acc = _dw_step_fp64(g, x, rstd, acc)
     tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)
+    if BLOCK_B > 0:
+        tl.store(WS + pid.to(tl.int64) * H + cols_b, acc_b, mask=cmask_b)
 
 
 @triton.jit

@@ -1581,7 +1581,7 @@ def test_fp64_sums_are_offered_where_their_kernels_take_them():
         assert prog.deterministic and prog.mode == 3 and not prog.single_launch, name
         kernel = runner.backward_rows_kernel(prog) if prog.launch.loads == "pointer" else runner.tma_kernel(prog)
         assert kernel.fn.__name__.endswith("fp64_kernel"), name
-    for bad in (dict(split_h=True), dict(reduce="grid_sync"), dict(loads="tma"), dict(reload=True)):
+    for bad in (dict(split_h=True, loads="tma_chunks"), dict(reduce="grid_sync"), dict(loads="tma"), dict(reload=True)):
         with pytest.raises(ValueError, match="products: 'fp64'"):
             registry.LaunchPolicy("persistent", products="fp64", **bad)
     with pytest.raises(ValueError, match=r"products: 'kahan' is not one of \('eft', 'split_rstd', 'fp64'\)"):
@@ -1595,13 +1595,15 @@ def test_fp64_sum_programs_give_the_exact_dw_rounded(name, monkeypatch):
     element (its terms are exact and its FP64 additions' error is far below half an FP32 ulp at these
     sizes), on the gaussian family whose columns cross zero (the compensated programs' binding family)
     and on large same-sign rows; T not a multiple of the tile's rows, several tiles and programs (3 SMs),
+    rows held as two tiles (`.sp`, H 1000 and 1536),
     and dx bitwise that of the compensated programs' rows kernel (the same `_store_dx`)."""
     monkeypatch.setattr(runner, "sm_count", lambda device: 3)
     prog = registry.get(name)
     w = prog.w_dtypes[-1]
     ran = 0
     for family, T, H, form in (("gaussian", 301, 256, "plain"), ("same_sign", 67, 512, "residual"),
-                               ("gaussian", 45, 256, "heads_contiguous"), ("outlier_rows", 9, 2048, "plain")):
+                               ("gaussian", 45, 256, "heads_contiguous"), ("outlier_rows", 9, 2048, "plain"),
+                               ("gaussian", 33, 1536, "plain"), ("same_sign", 21, 1000, "residual")):
         if not prog.supports(H, form, w):
             continue
         ran += 1
