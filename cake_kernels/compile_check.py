@@ -100,6 +100,9 @@ def kernels_of(program: registry.Program, H: int, residual: bool, w: str = "fp32
     ws = "*fp64" if program.mode == 3 else "*fp32"
     if program.launch.reduce == "grid_sync":
         sig = {**_bwd_common(w), "WS": ws, "COUNTER": "*i32", **_BWD_TAIL, "n_partials": "i32"}
+        if runner.grid_sync_fp64(program):
+            gs = {**meta, **runner.grid_sync_v2_constexprs(program, H, warps, sms), "PHASE": 0}
+            return [(bk.rmsnorm_bwd_grid_sync_fp64_kernel, sig, gs, warps)]
         if runner.grid_sync_flat(program):
             gs = {**meta, **runner.grid_sync_flat_constexprs(program, H, warps, sms), "PHASE": 0}
             return [(bk.rmsnorm_bwd_grid_sync_flat_kernel, sig, gs, warps)]

@@ -113,6 +113,8 @@ def program_fingerprint(program, launch_json: str) -> str:
             if runner.grid_sync_v2(program):  # `.ur` / `.rw` only: the shipped `.gs` keep theirs
                 h.update(inspect.getsource(runner.grid_sync_v2_constexprs).encode())
                 h.update(inspect.getsource(runner._launch_grid_sync_v2).encode())
+            if runner.grid_sync_fp64(program):  # `f64` only, likewise
+                h.update(inspect.getsource(runner._launch_grid_sync_fp64).encode())
             if runner.grid_sync_flat(program):  # `.uf` only, likewise
                 h.update(inspect.getsource(runner.grid_sync_v2_constexprs).encode())
                 h.update(inspect.getsource(runner.grid_sync_flat_constexprs).encode())

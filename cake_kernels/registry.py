@@ -273,12 +273,13 @@ class LaunchPolicy:
             raise ValueError(f"weight_cast: {self.weight_cast!r} is not one of ('none', 'fp32')")
         if self.products not in ("eft", "split_rstd", "fp64"):
             raise ValueError(f"products: {self.products!r} is not one of ('eft', 'split_rstd', 'fp64')")
-        if self.products == "fp64" and (self.reduce == "grid_sync" or self.loads == "tma" or self.gres_load != "in_step"
-                                        or self.l2_prefetch != "none" or self.reload
-                                        or (self.split_h and self.loads != "pointer")):
+        if self.products == "fp64" and (self.loads == "tma" or self.gres_load != "in_step" or self.l2_prefetch != "none"
+                                        or self.reload or (self.split_h and self.loads != "pointer")
+                                        or (self.reduce == "grid_sync" and (self.loads != "pointer"
+                                                                            or self.reduce_tiles != "looped"))):
             raise ValueError("products: 'fp64' (FP64 dw sums) is built for pointer or one-box TMA loads (split rows "
-                             "with pointer loads only) and a two-launch reduce (reduce not 'grid_sync', loads 'pointer' "
-                             "or 'tma_chunks', gres_load 'in_step', no l2_prefetch, reload False)")
+                             "and the grid barrier, with its looped reduce, with pointer loads only; loads 'pointer' or "
+                             "'tma_chunks', gres_load 'in_step', no l2_prefetch, reload False)")
         if self.chunk and (self.chunk < 16 or self.chunk & (self.chunk - 1)):
             raise ValueError(f"chunk: {self.chunk!r} is not 0 or a power of two >= 16")
         if self.chunk and (self.prefetch or self.split_h or self.weight_load != "hoisted"):
@@ -316,7 +317,7 @@ class LaunchPolicy:
 class Program:
     name: str
     op: str  # "fwd" or "bwd"
-    family: str  # forward: row / persistent / reference; backward: atomic, pair, blocked, twosum_pair, twosum, f64_pair, column_task, reference
+    family: str  # forward: row / persistent / reference; backward: atomic, pair, blocked, twosum_pair, twosum, f64_pair, f64, column_task, reference
     deterministic: bool
     launch: LaunchPolicy
     description: str
@@ -973,7 +974,7 @@ def _catalog() -> list[Program]:
     f64_desc = "dw products exact (g * x in FP32, times rstd in FP64) summed in FP64 per row slot"
     for ppsm, rows, warps, reduce, h_max in F64_SHAPES:
         shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
-        red = {"wide": "wr", "split": "sr", "one_pass": "op"}[reduce]
+        red = {"wide": "wr", "split": "wr.sr", "one_pass": "op"}[reduce]
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         base = Program(
             f"bwd.f64_pair.{shape}.pf.{red}", "bwd", "f64_pair", True,
@@ -981,8 +982,11 @@ def _catalog() -> list[Program]:
                          products="fp64"),
             f"{f64_desc} ({rows} rows per step, next tile prefetched), [P, H] FP64 partials + fixed-order "
             f"{reduce} reduce ({ppsm} programs/SM{limit})", bwd_mod, mode=TWOSUM, H_max=h_max)
-        progs += [base, _twin(base, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
-                              "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
+        wc = _twin(base, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
+                   "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")
+        if reduce == "split":  # `.sr` ends the name (`.wr.wc.sr`, as the compensated programs' twins)
+            wc = replace(wc, name=f"bwd.f64_pair.{shape}.pf.wr.wc.sr")
+        progs += [base, wc]
         if h_max <= 256:
             progs.append(_twin(base, "fl", "contiguous heads addressed as flat rows (no per-row division)",
                                forms=("heads_contiguous",), heads_rows="flat"))
@@ -998,6 +1002,18 @@ def _catalog() -> list[Program]:
             bwd_mod, mode=TWOSUM, H_max=h_max))
         progs.append(_twin(progs[-1], "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
                            "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32"))
+    # `f64` (session 36): the contiguous-heads shapes as one launch (`.gs`: the rows, the grid barrier
+    # where only the reducers wait, `.rw`, and the looped reduce), as the routed heads program is.
+    by_name = {p.name: p for p in progs}
+    for ppsm, rows in ((16, 1), (20, 1), (12, 2)):
+        shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + ".w1"
+        for flat in ("", ".fl"):
+            twin = by_name[f"bwd.f64_pair.{shape}.pf.wr.sr{flat}"]
+            progs.append(replace(
+                twin, name=f"bwd.f64.{shape}.pf.gs{flat}.rw", family="f64", single_launch=True, fallback=twin.name,
+                launch=replace(twin.launch, reduce="grid_sync", barrier_wait="reducers"),
+                description=f"single launch: as {twin.name}, the partials summed after a grid barrier (only the "
+                            "programs that sum a column block wait) in fixed order by every program"))
     for ppsm, rows, warps, stages, h_max in F64_TMC_SHAPES:
         shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         fallback = "bwd.f64_pair.p1x.w16.pf.wr"
@@ -1045,8 +1061,8 @@ def _by_name() -> dict[str, Program]:
         out[p.name] = p
     for p in out.values():
         fb = out.get(p.fallback) if p.fallback else None
-        # a `.gs` program falls back to its two-launch twin (family `twosum_pair`, no barrier)
-        family_ok = fb is not None and (fb.family == p.family or (p.launch.reduce == "grid_sync" and fb.family == "twosum_pair"))
+        # a `.gs` program falls back to its two-launch twin (family `twosum_pair` / `f64_pair`, no barrier)
+        family_ok = fb is not None and (fb.family == p.family or (p.launch.reduce == "grid_sync" and fb.family == f"{p.family}_pair"))
         if p.fallback and (fb is None or fb.launch.loads != "pointer" or fb.mode != p.mode or fb.op != p.op
                            or not family_ok or fb.deterministic != p.deterministic or fb.H_max < p.H_max
                            or not set(p.forms) <= set(fb.forms) or not set(p.w_dtypes) <= set(fb.w_dtypes)):

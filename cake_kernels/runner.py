@@ -350,7 +350,7 @@ def backward(
                           f"capturing, as a warm-up does, to capture the one-launch program)", RuntimeWarning, stacklevel=2)
             return _fallback_backward(program, n_rows, g, x, weight, rstd, g_h_new, workspace, dx, dw)
         try:
-            launch = (_launch_grid_sync_flat if grid_sync_flat(program)
+            launch = (_launch_grid_sync_fp64 if grid_sync_fp64(program) else _launch_grid_sync_flat if grid_sync_flat(program)
                       else _launch_grid_sync_v2 if grid_sync_v2(program) else _launch_grid_sync)
             launch(program, P, H, warps, meta, (gr.tensor, xr.tensor, weight, rstd, gres_t, dx, dw, partials, counter, *common),
                    sm_count(x.device))
@@ -533,6 +533,29 @@ def grid_sync_v2(program: Program) -> bool:
     lp = program.launch
     return (lp.reduce == "grid_sync" and lp.reduce_tiles != "flat"
             and (lp.reduce_tiles != "looped" or lp.barrier_wait != "all"))
+
+
+def grid_sync_fp64(program: Program) -> bool:
+    """Whether a `.gs` program sums dw in FP64 (family `f64`): it is then built from
+    `rmsnorm_bwd_grid_sync_fp64_kernel` (the `f64_pair` rows kernel, the barrier, the looped reduce)."""
+    return program.launch.reduce == "grid_sync" and program.launch.products == "fp64"
+
+
+def _launch_grid_sync_fp64(program: Program, P: int, H: int, warps: int, meta: dict, args: tuple, sms: int) -> None:
+    """`_launch_grid_sync_v2` for the `f64` programs (programs/backward.py
+    `rmsnorm_bwd_grid_sync_fp64_kernel`): the same cooperative launch, and the same two launches in
+    the CPU interpreter. Its own function, so that the `.gs` launches' sources (in their programs'
+    fingerprints) stay as they are."""
+    from cake_kernels.programs import backward as bk
+    from cake_kernels.programs.common import interpreting
+
+    meta = {**meta, **grid_sync_v2_constexprs(program, H, warps, sms)}
+    kernel = bk.rmsnorm_bwd_grid_sync_fp64_kernel[(P,)]
+    if interpreting():
+        for phase in (1, 2):
+            kernel(*args, P, **meta, PHASE=phase, num_warps=warps, num_stages=program.launch.stages)
+    else:
+        kernel(*args, P, **meta, PHASE=0, num_warps=warps, num_stages=program.launch.stages, launch_cooperative_grid=True)
 
 
 def grid_sync_flat(program: Program) -> bool:

@@ -1429,3 +1429,37 @@ def rmsnorm_bwd_tma_chunks_fp64_kernel(
         tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
         acc = _dw_step_fp64(g, x, rstd, acc)
     tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)
+
+
+@triton.jit
+def rmsnorm_bwd_grid_sync_fp64_kernel(
+    G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
+    n_rows, NH, H, H_f,
+    sgt, sgh, sxt, sxh, srt, srh,
+    n_partials,
+    BLOCK_H: tl.constexpr, ROWS: tl.constexpr, MODE: tl.constexpr, FOLD: tl.constexpr,
+    HAS_GRES: tl.constexpr, SINGLE: tl.constexpr, EXACT: tl.constexpr, RED_BLOCK: tl.constexpr,
+    FOLD_WS: tl.constexpr, PREFETCH: tl.constexpr, BLOCK_B: tl.constexpr,
+    SPLIT_RSTD: tl.constexpr, PHASE: tl.constexpr, RED_P: tl.constexpr, RED_C: tl.constexpr,
+    RED_TILES: tl.constexpr, REDUCERS_WAIT: tl.constexpr,
+):
+    """`f64` programs (single launch, deterministic): the `f64_pair` rows kernel
+    (`rmsnorm_bwd_rows_fp64_kernel`, called as it is, so its FP64 partials are bit for bit the
+    two-launch program's), then the grid barrier (with REDUCERS_WAIT only the programs that sum a
+    column block wait, `grid_barrier_reducers`) and the `.gs` programs' looped fixed-order reduce
+    (`reduce_columns_strided`). Why: at contiguous heads H 256 the one-launch `.gs.fl.rw` program is
+    the routed one on the H200 (141.0 us at BF16 T 65536 against 147.6 for its two-launch `.sr`
+    twin). PHASE 0: the cooperative launch; 1 and 2: the interpreter's two halves (the rows and
+    partials, then the reduce). SPLIT_RSTD and RED_TILES are unused (the reduce is looped)."""
+    if PHASE == 0 or PHASE == 1:
+        rmsnorm_bwd_rows_fp64_kernel(
+            G, X, W, RSTD, GRES, DX, DW, WS, COUNTER, n_rows, NH, H, H_f, sgt, sgh, sxt, sxh, srt, srh,
+            BLOCK_H=BLOCK_H, ROWS=ROWS, MODE=MODE, FOLD=FOLD, HAS_GRES=HAS_GRES, SINGLE=False, EXACT=EXACT,
+            RED_BLOCK=RED_BLOCK, FOLD_WS=FOLD_WS, PREFETCH=PREFETCH, BLOCK_B=BLOCK_B)
+    if PHASE == 0:
+        if REDUCERS_WAIT:
+            grid_barrier_reducers(COUNTER, tl.program_id(0) < tl.cdiv(H, RED_C))
+        else:
+            grid_barrier(COUNTER)
+    if PHASE == 0 or PHASE == 2:
+        reduce_columns_strided(WS, DW, n_partials, H, RED_P, RED_C)

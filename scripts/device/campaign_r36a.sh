@@ -21,7 +21,7 @@ PREFIX=r36a; . scripts/device/campaign_begin.sh ${1:-560}
 F=bwd.f64_pair
 Q="--ops bwd --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
 run f64-hc --forms heads_contiguous --w-dtypes bf16,fp32 --T 65536,262144 $Q --wave-units 2 \
-  --programs routed,$F.p16x.w1.pf.sr.fl,$F.p20x.w1.pf.sr.fl,$F.p16x.r2.w1.pf.sr.fl,$F.p12x.r2.w1.pf.sr.fl
+  --programs routed,$F.p16x.w1.pf.wr.sr.fl,$F.p20x.w1.pf.wr.sr.fl,$F.p16x.r2.w1.pf.wr.sr.fl,$F.p12x.r2.w1.pf.wr.sr.fl
 run f64-8192 --H 8192 --forms plain --w-dtypes bf16,fp32 --T 4096,65536 $Q --wave-units 2 \
   --programs routed,$F.p1x.w16.pf.wr,$F.p1x.w16.pf.wr.wc,$F.p1x.w16.s4.wr.tmc,$F.p1x.w16.s4.wr.tmc.wc,$F.p1x.w8.s6.wr.tmc,$F.p1x.w8.s6.wr.tmc.wc
 run f64-1536 --H 1536 --forms plain --w-dtypes bf16,fp32 --T 65536,1048576 $Q --wave-units 2 \

@@ -146,11 +146,13 @@ def test_grid_sync_programs_fit_their_whole_grid_at_every_supported_key():
     the H where each program's registers are closest to the limit, with both weights and forms."""
     names = ",".join(p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync")
     for residual in (False, True):
-        rows = _check("--H", "512,2048,4096", "--w-dtypes", "fp32,bf16", "--programs", names, *(["--residual"] if residual else []))
+        rows = _check("--H", "256,512,2048,4096", "--w-dtypes", "fp32,bf16", "--programs", names, *(["--residual"] if residual else []))
         assert rows and not [r for r in rows if r["error"]]
-        for r in rows:  # one launch: the `.gs` kernel, or with the `.ur` / `.rw` options its v2 build, `.uf` its flat one
-            prog = registry.get(r["program"])
-            kernel = ("rmsnorm_bwd_grid_sync_flat_kernel" if runner.grid_sync_flat(prog)
+        assert any(runner.grid_sync_fp64(registry.get(r["program"])) for r in rows)  # the H 256 `f64` programs
+        for r in rows:  # one launch: the `.gs` kernel, or with the `.ur` / `.rw` options its v2 build, `.uf` its
+            prog = registry.get(r["program"])  # flat one, `f64` its FP64 one
+            kernel = ("rmsnorm_bwd_grid_sync_fp64_kernel" if runner.grid_sync_fp64(prog)
+                      else "rmsnorm_bwd_grid_sync_flat_kernel" if runner.grid_sync_flat(prog)
                       else "rmsnorm_bwd_grid_sync_v2_kernel" if runner.grid_sync_v2(prog) else "rmsnorm_bwd_grid_sync_kernel")
             assert r["kernel"] == kernel, r
         short = [(r["program"], r["H"], r["w_dtype"], residual) for r in rows if r["resident_per_sm"] < r["programs_per_sm"]]

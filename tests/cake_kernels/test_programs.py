@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from cake_kernels import registry, runner
+from cake_kernels import compile_check, registry, runner
 from cake_kernels.inputs import make_inputs
 from cake_kernels.reference import reference_forward
 from tests.cake_kernels.helpers import inputs, recorded_launches, run_backward_checked, run_forward_checked
@@ -117,6 +117,7 @@ def test_registry_contract():
         assert (lp.weight_load == "row_tile") == (parts[-1] == "wt"), p.name
         assert (lp.weight_cast == "fp32") == (parts[-1] == "wc"), p.name
         assert (lp.products == "split_rstd") == ("xs" in parts), p.name
+        assert (lp.products == "fp64") == (p.family in ("f64_pair", "f64")), p.name
         assert (lp.chunk > 0) == (f"c{lp.chunk}" in parts) and (lp.chunk > 0) <= (parts[-1] in (f"c{lp.chunk}", "hs")), p.name
         assert lp.static_h == (parts[-1] == "hs"), p.name
         assert (lp.rows > 1 and p.op == "bwd" and lp.grid == "persistent") <= (f".r{lp.rows}." in p.name), p.name
@@ -1077,7 +1078,10 @@ def test_max_registers_is_validated():
 
 GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.reduce == "grid_sync" and _family_tested(p)
                       and not runner.grid_sync_v2(p) and not runner.grid_sync_flat(p)]
-GRID_SYNC_V2_PROGRAMS = [p.name for p in registry.all_programs() if runner.grid_sync_v2(p)]
+# `f64` (one launch, FP64 sums): each against its two-launch `f64_pair` fallback
+# (test_fp64_grid_sync_programs_match_their_two_launch_twin).
+F64_GRID_SYNC_PROGRAMS = [p.name for p in registry.all_programs() if runner.grid_sync_fp64(p)]
+GRID_SYNC_V2_PROGRAMS = [p.name for p in registry.all_programs() if runner.grid_sync_v2(p) and not runner.grid_sync_fp64(p)]
 
 
 @pytest.mark.interpreter
@@ -1581,7 +1585,8 @@ def test_fp64_sums_are_offered_where_their_kernels_take_them():
         assert prog.deterministic and prog.mode == 3 and not prog.single_launch, name
         kernel = runner.backward_rows_kernel(prog) if prog.launch.loads == "pointer" else runner.tma_kernel(prog)
         assert kernel.fn.__name__.endswith("fp64_kernel"), name
-    for bad in (dict(split_h=True, loads="tma_chunks"), dict(reduce="grid_sync"), dict(loads="tma"), dict(reload=True)):
+    for bad in (dict(split_h=True, loads="tma_chunks"), dict(reduce="grid_sync", loads="tma_chunks"), dict(loads="tma"),
+                dict(reload=True), dict(gres_load="prefetched")):
         with pytest.raises(ValueError, match="products: 'fp64'"):
             registry.LaunchPolicy("persistent", products="fp64", **bad)
     with pytest.raises(ValueError, match=r"products: 'kahan' is not one of \('eft', 'split_rstd', 'fp64'\)"):
@@ -1635,3 +1640,33 @@ def test_fp64_sum_programs_on_the_gpu_give_the_exact_dw_rounded(name):
     for _ in range(3):
         dx, dw = runner.backward(prog, inp.g, inp.x, inp.w, rstd)
         assert torch.equal(dw, want), (name, (dw - want).abs().max())
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", F64_GRID_SYNC_PROGRAMS)
+def test_fp64_grid_sync_programs_match_their_two_launch_twin(name, monkeypatch):
+    """`f64` programs run their `f64_pair` twin's rows kernel as it is, then the grid barrier and the
+    looped reduce in one launch (the interpreter runs the barrier's two sides as two launches): dx
+    bitwise the twin's, dw the exact sum rounded once (as the twin's, whatever the reduce's order),
+    on contiguous heads (flat rows for the `.fl` twins) and plain rows; 3 SMs for several programs."""
+    monkeypatch.setattr(runner, "sm_count", lambda device: 3)
+    prog = registry.get(name)
+    twin = registry.get(prog.fallback)
+    assert prog.single_launch and twin.family == "f64_pair" and runner.grid_sync_fp64(prog)
+    assert prog.launch == replace(twin.launch, reduce="grid_sync", barrier_wait="reducers")
+    fn = compile_check.kernels_of(prog, 256, False)[0][0]
+    assert fn.fn.__name__ == "rmsnorm_bwd_grid_sync_fp64_kernel"
+    ran = 0
+    for fam, T, form in (("gaussian", 70, "heads_contiguous"), ("outlier_rows", 150, "plain")):
+        w = prog.w_dtypes[ran % len(prog.w_dtypes)]
+        if not prog.supports(256, form, w):
+            continue
+        ran += 1
+        inp = inputs(fam, T, 256, w, form=form, seed=T)
+        dx, dw, _ = run_backward_checked(prog, inp)
+        dx2, dw2, _ = run_backward_checked(twin, inp)
+        assert torch.equal(dx, dx2) and torch.equal(dw, dw2), (name, form)
+        assert torch.equal(dw, _dw_fp64_of(inp.g, inp.x, reference_forward(inp.x, inp.w, 1e-6)[1], 256).float())
+    assert ran >= 1
+    with pytest.raises(ValueError, match="products: 'fp64'"):
+        registry.LaunchPolicy("persistent", products="fp64", reduce="grid_sync", reduce_tiles="flat", reduce_columns=8)
