@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -162,3 +163,49 @@ def test_probe_keys_records_each_key_and_goes_on_past_a_failure(monkeypatch, tmp
     # past the budget no key is started
     out = probe_common.probe_keys(keys, ("form", "H", "w_dtype", "T", "base"), probe, shown.append, str(path), 1e-9)
     assert out["rows"] == [] and "budget spent" in capsys.readouterr().out
+
+
+def _queued_scripts(start: str) -> list[Path]:
+    """`start` and every device shell script it runs (`bash scripts/device/X.sh`, `exec bash ...`), transitively."""
+    todo, seen = [ROOT / "scripts" / "device" / start], []
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.append(path)
+        todo += [ROOT / "scripts" / "device" / m for m in re.findall(r"bash scripts/device/([\w.]+\.sh)", path.read_text())]
+    return seen
+
+
+def _program_arguments(text: str) -> list[str]:
+    """The `--programs` arguments of a device script, its own `NAME=value` variables expanded (arguments
+    computed at run time, still holding a `$`, are left out)."""
+    env = dict(re.findall(r"(?:^|[\s;])([A-Za-z_][A-Za-z0-9_]*)=([^\s;()`\"']+)", text))
+    def expand(s: str) -> str:
+        for _ in range(5):
+            s = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: env.get(m.group(1), m.group(0)), s)
+        return s
+    args = [expand(a.strip("'\"")) for a in re.findall(r"--programs\s+(\"[^\"]*\"|'[^']*'|\S+)", text)]
+    # probe NAME SECONDS KEYS PROGRAMS (session36.sh's helper around variant_probe.py)
+    args += [expand(a.strip("'\"")) for a in re.findall(r"^probe \S+ \S+ \S+ \\?\s*(\"[^\"]*\")", text, re.M)]
+    return [a for a in args if "$" not in a]
+
+
+
+def test_the_queued_device_scripts_name_registered_programs():
+    """Every program the next device calls name (session36.sh and what it runs) is registered: an exact
+    name, a prefix of one (measure's and variant_probe's `*` prefixes) or `routed`. A typo would
+    cost a device call; the registry is checked here, without one."""
+    from cake_kernels import registry
+
+    names = registry.names()
+    scripts = _queued_scripts("session36.sh")
+    assert {"campaign_r35a.sh", "campaign_r23a.sh", "session36.sh"} <= {p.name for p in scripts}
+    checked = 0
+    for path in scripts + [ROOT / "scripts" / "device" / "campaign_r36a.sh"]:
+        for arg in _program_arguments(path.read_text()):
+            for item in filter(None, arg.split(",")):
+                checked += 1
+                ok = item == "routed" or item in names or any(n.startswith(item.rstrip("*")) for n in names)
+                assert ok, f"{path.name}: {item!r} names no registered program"
+    assert checked >= 40

@@ -7,7 +7,8 @@
 # 0.40-0.65x the compensated programs' of the same shape (contiguous heads p16x.w1: 160 instructions
 # against 402 for 8 elements a thread), where ncu had the routed heads kernel at 58 % of issue slots
 # with 24 % occupancy, and the H 1536 compensated kernel issue-bound (71 %).
-# 1. f64-hc: contiguous heads H 256, T 65536 and 262144 (the copy target's binding row, 69.6 %).
+# 1. f64-hc: contiguous heads H 256, T 65536 and 262144 (the copy target's binding row, 69.6 %), two
+#    launches (`.wr.sr.fl`) and one (`bwd.f64.*.gs.fl.rw`, as the routed heads program is).
 # 2. f64-8192: plain H 8192, T 4096 and 65536 (the floor target's binding row, BF16 T 4096 0.956x).
 # 3. f64-1536: plain H 1536, T 65536 and 1M (the peer target's binding row, BF16 T 1M 0.840x).
 # 4. f64-512: plain H 512, T 65536 and 1M (the copy target's next rows, 77.7-78.5 %).
@@ -21,7 +22,7 @@ PREFIX=r36a; . scripts/device/campaign_begin.sh ${1:-560}
 F=bwd.f64_pair
 Q="--ops bwd --peers none --sessions 2 --seconds-per-unit 0.5 --inputs-per-family 120"
 run f64-hc --forms heads_contiguous --w-dtypes bf16,fp32 --T 65536,262144 $Q --wave-units 2 \
-  --programs routed,$F.p16x.w1.pf.wr.sr.fl,$F.p20x.w1.pf.wr.sr.fl,$F.p16x.r2.w1.pf.wr.sr.fl,$F.p12x.r2.w1.pf.wr.sr.fl
+  --programs routed,$F.p16x.w1.pf.wr.sr.fl,$F.p20x.w1.pf.wr.sr.fl,$F.p16x.r2.w1.pf.wr.sr.fl,$F.p12x.r2.w1.pf.wr.sr.fl,bwd.f64.p16x.w1.pf.gs.fl.rw,bwd.f64.p20x.w1.pf.gs.fl.rw,bwd.f64.p12x.r2.w1.pf.gs.fl.rw
 run f64-8192 --H 8192 --forms plain --w-dtypes bf16,fp32 --T 4096,65536 $Q --wave-units 2 \
   --programs routed,$F.p1x.w16.pf.wr,$F.p1x.w16.pf.wr.wc,$F.p1x.w16.s4.wr.tmc,$F.p1x.w16.s4.wr.tmc.wc,$F.p1x.w8.s6.wr.tmc,$F.p1x.w8.s6.wr.tmc.wc
 run f64-1536 --H 1536 --forms plain --w-dtypes bf16,fp32 --T 65536,1048576 $Q --wave-units 2 \

@@ -27,7 +27,7 @@ probe() {  # probe NAME SECONDS KEYS PROGRAMS
     --out variant-probe-$1.json 2>&1 | grep -v '^{' | tail -80
 }
 probe heads 110 heads_contiguous:256:bf16:65536,heads_contiguous:256:fp32:262144 \
-  "$F.p16x.w1.pf.wr.sr.fl,$F.p20x.w1.pf.wr.sr.fl,$F.p16x.r2.w1.pf.wr.sr.fl,$F.p12x.r2.w1.pf.wr.sr.fl,$T.p12x.r2.w1.fw.pf.wr.xs.sr.fl"
+  "$F.p16x.w1.pf.wr.sr.fl,$F.p20x.w1.pf.wr.sr.fl,$F.p16x.r2.w1.pf.wr.sr.fl,$F.p12x.r2.w1.pf.wr.sr.fl,bwd.f64.p16x.w1.pf.gs.fl.rw,bwd.f64.p20x.w1.pf.gs.fl.rw,bwd.f64.p12x.r2.w1.pf.gs.fl.rw,$T.p12x.r2.w1.fw.pf.wr.xs.sr.fl"
 probe wide 150 plain:8192:bf16:4096,plain:8192:bf16:65536,plain:6144:bf16:65536,plain:5120:bf16:65536,plain:4096:bf16:65536 \
   "$F.p1x.w16.pf.wr*,$F.p2x.w8.pf.wr*,$F.p1x.w16.s4.wr.tmc*,$F.p1x.w8.s6.wr.tmc*,$F.p1x.r2.w16.s3.wr.tmc*,$F.p2x.w8.s4.wr.tmc*,$T.p1x.w8.s4.fw.wr.tmc*,$T.p1x.w16.s4.fw.wr.xs.tmc*,bwd.pair.p1x.w16.pf.op"
 probe mid 140 plain:1536:bf16:1048576,plain:1536:bf16:65536,plain:2048:bf16:65536 \
