@@ -172,10 +172,10 @@ class LaunchPolicy:
     products: four multiplies per element against six operations; names end `.xs`,
     programs/backward.py `rmsnorm_bwd_rows_split_rstd_kernel`). Why: ncu on the H200 (session 11) had
     the compensated rows kernel issue-bound at H 1536 (71 % of issue slots busy, 66 % of DRAM
-    bandwidth; the uncompensated `pair` kernel: 40 % and 78 %). `fp64` (family `f64_pair`): no
-    compensation at all, dw summed in FP64: g * x exact in FP32, converted, DFMA by rstd (three
-    instructions per element against `split_rstd`'s 11 with its TwoSum; programs/backward.py
-    `_dw_step_fp64`), and no fold.
+    bandwidth; the uncompensated `pair` kernel: 40 % and 78 %). `fp64` (families `f64_pair`, `f64`):
+    no compensation at all, dw summed in FP64: g * (x * 2^e) exact in FP32 (2^e rstd's power of
+    two), converted, DFMA by rstd's significand (four instructions per element against `split_rstd`'s
+    11 with its TwoSum; programs/backward.py `_dw_step_fp64`), and no fold.
     l2_prefetch, l2_ahead: a prefetching backward that also asks g and x of the tile `l2_ahead` steps
     after the next one into L2, holding no register for them: `lines` (PTX `prefetch.global.L2` per
     128-byte line; names end `.l2p{ahead}`) or `bulk` (`cp.async.bulk.prefetch.L2` per row, Hopper;
@@ -968,10 +968,10 @@ def _catalog() -> list[Program]:
                              "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
     # `f64_pair` (session 36, F64_SHAPES above): the dw products summed in FP64 instead of by TwoSum
     # (exact products, FP64 additions: err/tol at the FP32 rounding of dw, as the compensated
-    # programs'), in three instructions per element against eleven; `.fl` twins for contiguous heads,
+    # programs'), in four instructions per element against eleven; `.fl` twins for contiguous heads,
     # `.wc` twins for a BF16 weight; `.tmc` ones with one-box TMA loads, the one-row 16-warp pointer
     # program (every H) as their fallback.
-    f64_desc = "dw products exact (g * x in FP32, times rstd in FP64) summed in FP64 per row slot"
+    f64_desc = "dw products exact (g * x * 2^e in FP32, times rstd / 2^e in FP64) summed in FP64"
     for ppsm, rows, warps, reduce, h_max in F64_SHAPES:
         shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
         red = {"wide": "wr", "split": "wr.sr", "one_pass": "op"}[reduce]

@@ -1320,15 +1320,22 @@ def _dw_step_fp64(g, x, rstd, acc):
     rows are summed first (in FP64, a fixed tree: where the tile's warps cover the row, Triton's
     layout gives each thread the same columns of every row, so the tree runs in its registers).
 
-    Why it is exact: g and x are BF16 values (8 significant bits), so g * x is an exact FP32 product
-    (16 bits) while it stays in FP32's normal range (|g * x| in [2^-126, 2^128)); converted to FP64
-    and multiplied by rstd (24 bits) it is exact again (40 of FP64's 53 bits), so each term is
-    g * x * rstd exactly and only the FP64 additions round (2^-53 relative each). Whether ptxas fuses
-    the product into the add (DFMA) or not, the result is the same (the product is exact). Three
-    instructions per element (FP32 multiply, conversion, DFMA) against the compensated programs' 11
-    (`.xs`: four multiplies and a TwoSum); the conversion runs at 16 per SM per clock on sm_90
-    (a quarter of the FP64 rate), which is what this trades for the TwoSum."""
-    return acc + tl.sum((g * x).to(tl.float64) * rstd.to(tl.float64)[:, None], axis=0)
+    Why it is exact: rstd = s * m with s = 2^floor(log2 rstd) (its exponent bits) and m in [1, 2) (its
+    significand, 24 bits), both exact. g and x are BF16 values (8 significant bits), so x * s is exact
+    (a power of two) and g * (x * s) is an exact FP32 product (16 bits); converted to FP64 and times m
+    it is exact again (40 of FP64's 53 bits). So each term is g * x * rstd exactly and only the FP64
+    additions round (2^-53 relative each). Scaling by s first keeps the FP32 product within a factor
+    2 of the term itself, so it is finite wherever the term is (g * x alone can pass FP32's range at
+    finite g * x * rstd). Whether ptxas fuses the FP64 product into the add (DFMA) or not, the result is
+    the same (the product is exact). Four instructions per element (two FP32 multiplies, conversion,
+    DFMA) against the compensated programs' eleven (`.xs`: four multiplies and a TwoSum); the conversion
+    runs at 16 per SM per clock on sm_90 (a quarter of the FP64 rate), which is what this trades for
+    the TwoSum. Rows past the end read rstd 0: s 0, m 1, term 0."""
+    bits = rstd.to(tl.uint32, bitcast=True)
+    s = (bits & 0x7F800000).to(tl.float32, bitcast=True)
+    m = ((bits & 0x007FFFFF) | 0x3F800000).to(tl.float32, bitcast=True)
+    p = g * (x * s[:, None])
+    return acc + tl.sum(p.to(tl.float64) * m.to(tl.float64)[:, None], axis=0)
 
 
 @triton.jit

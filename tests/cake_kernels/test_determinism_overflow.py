@@ -105,3 +105,25 @@ def test_twosum_tiles_lose_nothing_where_a_plain_tile_sum_would(name):
     # The same input through the plain tiled program shows the test can fail.
     _, dw_plain = runner.backward("bwd.pair.p2x.r2.w8", g, x, w, rstd)
     assert not torch.equal(dw_plain, torch.full((H,), T / 2))
+
+
+F64 = Thinned([p.name for p in registry.all_programs() if p.family in ("f64_pair", "f64")], [Case(16, 64, "fp32")])
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", F64.names)
+def test_fp64_sum_programs_stay_finite_where_g_times_x_passes_fp32(name):
+    """`f64_pair` / `f64` programs scale x by rstd's power of two before the FP32 product: rows of
+    x ~ 1e9 (rstd ~ 1e-9) and g ~ 1e31 have g * x ~ 1e40, past FP32's range, while every term
+    g * x * rstd is ~1e31. dw is finite and the exact sum rounded once; g * x itself would be inf."""
+    F64.run_kernels(name)
+    T, H = 16, 64
+    gen = torch.Generator().manual_seed(2)
+    x = ((torch.rand(T, H, generator=gen) + 0.5) * 1e9).to(torch.bfloat16)
+    g = ((torch.rand(T, H, generator=gen) + 0.5) * 1e31).to(torch.bfloat16)
+    w = torch.ones(H)
+    _, rstd, _ = reference_forward(x, w, 1e-6)
+    assert torch.isinf(g.float() * x.float()).all()  # the test can fail: the plain FP32 product overflows
+    _, dw = runner.backward(name, g, x, w, rstd)
+    want = (g.double() * x.double() * rstd.double()[:, None]).sum(0).float()
+    assert torch.isfinite(dw).all() and torch.equal(dw, want), f"{name}: {dw[:4]} against {want[:4]}"
