@@ -50,7 +50,7 @@ TMC_RED_FOLD_SHAPES = (
 F64_SHAPES = (
     (16, 1, 1, "split", 256), (20, 1, 1, "split", 256), (16, 2, 1, "split", 256), (12, 2, 1, "split", 256),
     (8, 2, 2, "wide", 512), (4, 4, 2, "wide", 512), (8, 1, 2, "wide", 512),
-    (1, 4, 8, "wide", 2048), (2, 2, 8, "wide", 2048), (2, 1, 8, "wide", 4096), (1, 1, 16, "wide", H_MAX),
+    (1, 4, 8, "wide", 2048), (2, 2, 8, "wide", 2048), (2, 1, 8, "wide", 2048), (1, 1, 16, "wide", H_MAX),
 )
 # `f64_pair` split-row shapes (`.sp`: the row held as two power-of-two tiles, H not a power of two
 # only): H 1536 as 1024 + 512 (the padded 2048-wide tile issues a 2048-wide row's instructions for
