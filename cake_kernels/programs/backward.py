@@ -14,6 +14,10 @@ rows, writes dx, and keeps its own dw partial. What it does with the partial is 
   running sum to inf (which would turn the compensation into inf - inf = NaN). The FP64 partials go
   to a [P, H] workspace reduced in fixed order, either by a second kernel (`twosum_pair`) or by
   the last program to finish (`twosum`, single launch: a self-resetting arrival counter).
+- FP64 sums (`f64_pair` two-launch / `f64` single launch, det; `rmsnorm_bwd_rows_fp64_kernel` and
+  its TMA and grid-barrier builds, not a MODE of this kernel, whose programs' fingerprints stay): each
+  product made exact (`_dw_step_fp64`) and summed in FP64, no compensation and no fold; the [P, H]
+  FP64 partials are reduced as TWOSUM's.
 
 Launch options of the persistent kernel (LaunchPolicy, names in the registry): ROWS > 1 on a
 compensated program sums each tile of rows by a TwoSum tree (`_twosum_combine`); FOLD_WS keeps the

@@ -24,7 +24,7 @@ TS = (0, 1, 2, 63, 64, 65, 257)
 FAMILY_REPRESENTATIVES = [
     "fwd.row.r1.w8", "fwd.persist.p2x.r2.w8",
     "bwd.atomic.p2x.w8", "bwd.pair.p2x.r2.w8", "bwd.blocked.p2x.f16.w8",
-    "bwd.twosum_pair.p2x.w8", "bwd.twosum.p2x.w8", "bwd.column_task.c64.w4",
+    "bwd.twosum_pair.p2x.w8", "bwd.twosum.p2x.w8", "bwd.column_task.c64.w4", "bwd.f64_pair.p1x.w16.pf.wr",
 ]
 TRITON_PROGRAMS = [p.name for p in registry.all_programs() if p.launch.grid != "reference"]
 
@@ -51,7 +51,7 @@ def test_registry_contract():
     names = [p.name for p in progs]
     assert len(names) == len(set(names))
     families = {p.family for p in progs if p.op == "bwd"}
-    assert {"atomic", "pair", "twosum_pair", "twosum", "column_task", "blocked"} <= families
+    assert {"atomic", "pair", "twosum_pair", "twosum", "column_task", "blocked", "f64_pair", "f64"} <= families
     for p in progs:
         assert p.op in ("fwd", "bwd") and isinstance(p.deterministic, bool)
         assert p.fingerprint.startswith("sha256:")
@@ -59,7 +59,7 @@ def test_registry_contract():
         if p.family == "atomic":
             assert not p.deterministic
     # Several launch configurations per family.
-    for fam in ("atomic", "pair", "twosum_pair", "twosum", "column_task", "blocked", "row", "persistent"):
+    for fam in ("atomic", "pair", "twosum_pair", "twosum", "column_task", "blocked", "f64_pair", "f64", "row", "persistent"):
         assert sum(p.family == fam for p in progs) >= 2, fam
     # Launch-policy options appear in the name, so two programs never differ only in a hidden option.
     for p in progs:
