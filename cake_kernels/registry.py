@@ -46,7 +46,8 @@ TMC_RED_FOLD_SHAPES = (
 # `_dw_step_fp64`): (programs per SM, rows, warps, reduce, H_max) with pointer loads and the next tile
 # prefetched, and (programs per SM, rows, warps, stages, H_max) with one-box TMA loads (`.tmc`).
 # For the rows where the compensated programs are issue- or register-bound: 256-wide heads and
-# H 512 (many small programs; `.sr` where P is 12-16 x SMs), H 1536-2048, and the wide rows.
+# H 512 (many small programs; `.sr` where P is 12-20 x SMs), H 1536-2048 (`p2x.w8`: 141 registers
+# at H 4096 under Triton 3.6, one of two programs resident), and the wide rows.
 F64_SHAPES = (
     (16, 1, 1, "split", 256), (20, 1, 1, "split", 256), (16, 2, 1, "split", 256), (12, 2, 1, "split", 256),
     (8, 2, 2, "wide", 512), (4, 4, 2, "wide", 512), (8, 1, 2, "wide", 512),
@@ -59,8 +60,8 @@ F64_SHAPES = (
 # build alone (104-128 registers; multi-row and two-program builds spill 104-1344 bytes or leave one
 # program of two resident). At H 1536 two rows of 8 warps (128 registers, both programs resident);
 # not four rows of 8 (the 512-wide tile's rows then sit in different warps, and its row sums go
-# through shared memory: 1,270 warp instructions a row in the steady step against the padded
-# tile's 1,240, scripts/sass_paths.py).
+# through shared memory: in a build before x was scaled by rstd's power of two, 1,270 warp
+# instructions a row in the steady step against the padded tile's 1,240, scripts/sass_paths.py).
 F64_SPLIT_SHAPES = ((2, 2, 8, 2048), (1, 1, 16, H_MAX))
 F64_TMC_SHAPES = (
     (1, 4, 8, 4, 2048), (1, 2, 16, 3, 4096), (1, 1, 16, 4, H_MAX), (1, 1, 8, 6, H_MAX), (2, 1, 8, 4, 4096),
