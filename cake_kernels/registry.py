@@ -428,6 +428,19 @@ def _twin(base: Program, suffix: str, what: str, w_dtypes: tuple[str, ...] | Non
                    w_dtypes=w_dtypes or base.w_dtypes, forms=forms or base.forms, description=f"as {base.name}, {what}")
 
 
+def _shape(ppsm: int, rows: int, warps: int) -> str:
+    """The shape part of a persistent backward's name: `p{programs per SM}x[.r{rows}].w{warps}`."""
+    return f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
+
+
+def _weight_cast_twin(base: Program, name: str | None = None) -> Program:
+    """`base`'s `.wc` twin (a BF16 weight cast to FP32 first; BF16 weights only), named `name` where
+    `.wc` does not end the name (`.wr.wc.sr`)."""
+    twin = _twin(base, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
+                 "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")
+    return replace(twin, name=name) if name else twin
+
+
 def _catalog() -> list[Program]:
     # Mode numbers of programs/backward.py (kept literal here so the registry imports without Triton).
     ATOMIC, PAIR, BLOCKED, TWOSUM = 0, 1, 2, 3
@@ -441,7 +454,7 @@ def _catalog() -> list[Program]:
         atomics): named by its shape, options and `.tma` (`.tmc`); `fallback` the pointer-load program
         run where a view cannot be described, `like` the program its description compares it with (the
         fallback unless given)."""
-        name = (f"bwd.twosum_pair.p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.s{stages}"
+        name = (f"bwd.twosum_pair.{_shape(ppsm, rows, warps)}.s{stages}"
                 + (".fw" if fold_in == "workspace" else "") + ".wr"
                 + (".xs" if products == "split_rstd" else "") + (".sr" if reduce == "split" else "")
                 + (".tmc" if loads == "tma_chunks" else ".tma"))
@@ -565,7 +578,7 @@ def _catalog() -> list[Program]:
             f"one program per row, the row held in registers as a 1-D tile, {warps}+ warps, compiled for each H "
             "(no masks where H is a power of two)", fwd_mod))
     for ppsm, rows, warps in ((1, 1, 8), (2, 1, 8), (4, 1, 4), (2, 2, 8)):
-        sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
+        sfx = _shape(ppsm, rows, warps)
         progs.append(Program(
             f"bwd.atomic.{sfx}", "bwd", "atomic", False,
             LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm), 
@@ -577,7 +590,7 @@ def _catalog() -> list[Program]:
             f"FP32 per-program dw partials [P, H] + fixed-order FP64 reduce kernel ({ppsm} programs/SM, {rows}-row tiles)",
             bwd_mod, mode=PAIR))
     for ppsm, rows, warps in ((2, 1, 8), (4, 1, 4), (2, 2, 8)):
-        sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.pf"
+        sfx = _shape(ppsm, rows, warps) + ".pf"
         lp = LaunchPolicy("persistent", rows=rows, warps=warps, programs_per_sm=ppsm, prefetch=True)
         progs.append(Program(
             f"bwd.atomic.{sfx}", "bwd", "atomic", False, lp,
@@ -622,7 +635,7 @@ def _catalog() -> list[Program]:
             (1, 1, 16, WS, True, True), (2, 1, 8, WS, True, True), (4, 1, 4, WS, True, True),
             (2, 1, 4, WS, True, False), (2, 2, 8, WS, True, False), (4, 2, 4, WS, True, False),
             (4, 4, 4, WS, True, True), (8, 4, 4, WS, True, False)):
-        sfx = (f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}" + (".fw" if fold_in == WS else "")
+        sfx = (_shape(ppsm, rows, warps) + (".fw" if fold_in == WS else "")
                + (".pf" if pf else ""))
         where = "in the program's FP64 workspace row" if fold_in == WS else "in FP64 registers"
         tile = f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step"
@@ -711,7 +724,7 @@ def _catalog() -> list[Program]:
             (10, 1, 2, False, 512), (7, 2, 2, False, 512), (4, 4, 2, False, 512), (1, 4, 8, False, narrow),
             (1, 8, 16, False, narrow), (8, 2, 2, False, 512), (2, 2, 8, True, H_MAX),
             (16, 2, 1, False, 256), (12, 2, 1, False, 256)):
-        sfx = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.fw.pf.wr" + (".sp" if split else "")
+        sfx = _shape(ppsm, rows, warps) + ".fw.pf.wr" + (".sp" if split else "")
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         tile = (f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step") + ", next tile prefetched"
         tile += ", the row held as two power-of-two tiles (H not a power of two only)" if split else ""
@@ -762,8 +775,7 @@ def _catalog() -> list[Program]:
                  "twosum_pair.p1x.w16.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.wr.sp", "twosum_pair.p2x.w8.fw.pf.sp",
                  "twosum.p2x.w8.fw.pf", "twosum_pair.p2x.r2.w8.fw.pf.wr.sp", "twosum_pair.p16x.r2.w1.fw.pf.wr",
                  "twosum_pair.p12x.r2.w1.fw.pf.wr", *(f"twosum_pair.{b}.xs" for b in xs_bases)):
-        progs.append(_twin(by_name[f"bwd.{base}"], "wc", "a BF16 weight cast to FP32 first so that the FP32-weight "
-                           "build runs (BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32"))
+        progs.append(_weight_cast_twin(by_name[f"bwd.{base}"]))
     # `.sr` (reduce, above): two-pass reduce twins of the `.wr` programs routed at H <= 512, where
     # the wide reduce has H / 32 = 8-16 programs for 528-2112 partial rows (round 15's ncu: 44.8 us
     # of 188 at contiguous heads BF16 T 65536).
@@ -942,8 +954,7 @@ def _catalog() -> list[Program]:
         for xs in ((False, True) if stages == 4 else (False,)):
             tma = tma_program(ppsm, rows, warps, stages, 2048, f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}",
                               products="split_rstd" if xs else "eft")
-            progs += [tma, _twin(tma, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
-                                 "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
+            progs += [tma, _weight_cast_twin(tma)]
     # Narrow multi-row `.tma` (session 32): the same at the rows that bind the copy target, 256-wide
     # heads and H 512, with a tile of one or two warps and many programs per SM, as the pointer
     # programs there (`p12x.r2.w1`, `p4x.r4.w2`). On an H100 the rows-1 `.tma` shapes were 0.59-0.78x
@@ -965,8 +976,7 @@ def _catalog() -> list[Program]:
                                                                   + [(s, "workspace") for s in TMC_RED_FOLD_SHAPES]):
         tmc = tma_program(ppsm, rows, warps, stages, h_max, f"bwd.twosum_pair.{twin}.fw.pf.wr{'.xs' if xs else ''}",
                           products="split_rstd" if xs else "eft", loads="tma_chunks", fold_in=fold_in)
-        progs += [tmc, _twin(tmc, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
-                             "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
+        progs += [tmc, _weight_cast_twin(tmc)]
     # `f64_pair` (session 36, F64_SHAPES above): the dw products summed in FP64 instead of by TwoSum
     # (exact products, FP64 additions: err/tol at the FP32 rounding of dw, as the compensated
     # programs'), in four instructions per element against eleven; `.fl` twins for contiguous heads,
@@ -974,7 +984,7 @@ def _catalog() -> list[Program]:
     # program (every H) as their fallback.
     f64_desc = "dw products exact (g * x * 2^e in FP32, times rstd / 2^e in FP64) summed in FP64"
     for ppsm, rows, warps, reduce, h_max in F64_SHAPES:
-        shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
+        shape = _shape(ppsm, rows, warps)
         red = {"wide": "wr", "split": "wr.sr", "one_pass": "op"}[reduce]
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         base = Program(
@@ -983,16 +993,13 @@ def _catalog() -> list[Program]:
                          products="fp64"),
             f"{f64_desc} ({rows} rows per step, next tile prefetched), [P, H] FP64 partials + fixed-order "
             f"{reduce} reduce ({ppsm} programs/SM{limit})", bwd_mod, mode=TWOSUM, H_max=h_max)
-        wc = _twin(base, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
-                   "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")
-        if reduce == "split":  # `.sr` ends the name (`.wr.wc.sr`, as the compensated programs' twins)
-            wc = replace(wc, name=f"bwd.f64_pair.{shape}.pf.wr.wc.sr")
-        progs += [base, wc]
+        # `.sr` ends the name (`.wr.wc.sr`, as the compensated programs' twins)
+        progs += [base, _weight_cast_twin(base, f"bwd.f64_pair.{shape}.pf.wr.wc.sr" if reduce == "split" else None)]
         if h_max <= 256:
             progs.append(_twin(base, "fl", "contiguous heads addressed as flat rows (no per-row division)",
                                forms=("heads_contiguous",), heads_rows="flat"))
     for ppsm, rows, warps, h_max in F64_SPLIT_SHAPES:
-        shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
+        shape = _shape(ppsm, rows, warps)
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         progs.append(Program(
             f"bwd.f64_pair.{shape}.pf.wr.sp", "bwd", "f64_pair", True,
@@ -1001,13 +1008,12 @@ def _catalog() -> list[Program]:
             f"{f64_desc} ({rows} rows per step, next tile prefetched), the row held as two power-of-two tiles "
             f"(H not a power of two only), [P, H] FP64 partials + fixed-order wide reduce ({ppsm} programs/SM{limit})",
             bwd_mod, mode=TWOSUM, H_max=h_max))
-        progs.append(_twin(progs[-1], "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
-                           "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32"))
+        progs.append(_weight_cast_twin(progs[-1]))
     # `f64` (session 36): the contiguous-heads shapes as one launch (`.gs`: the rows, the grid barrier
     # where only the reducers wait, `.rw`, and the looped reduce), as the routed heads program is.
     by_name = {p.name: p for p in progs}
     for ppsm, rows in ((16, 1), (20, 1), (12, 2)):
-        shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + ".w1"
+        shape = _shape(ppsm, rows, 1)
         for flat in ("", ".fl"):
             twin = by_name[f"bwd.f64_pair.{shape}.pf.wr.sr{flat}"]
             progs.append(replace(
@@ -1016,7 +1022,7 @@ def _catalog() -> list[Program]:
                 description=f"single launch: as {twin.name}, the partials summed after a grid barrier (only the "
                             "programs that sum a column block wait) in fixed order by every program"))
     for ppsm, rows, warps, stages, h_max in F64_TMC_SHAPES:
-        shape = f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}"
+        shape = _shape(ppsm, rows, warps)
         fallback = "bwd.f64_pair.p1x.w16.pf.wr"
         limit = f"; H <= {h_max}" if h_max != H_MAX else ""
         tmc = Program(
@@ -1026,8 +1032,7 @@ def _catalog() -> list[Program]:
             f"{f64_desc} ({rows} rows per step), g and x read as one TMA box per step, {stages} stages deep; "
             f"[P, H] FP64 partials + wide fixed-order reduce ({ppsm} programs/SM{limit})",
             bwd_mod, mode=TWOSUM, H_max=h_max, forms=("plain", "residual", "heads_contiguous"), fallback=fallback)
-        progs += [tmc, _twin(tmc, "wc", "a BF16 weight cast to FP32 first so that the FP32-weight build runs "
-                             "(BF16 weights only)", w_dtypes=("bf16",), weight_cast="fp32")]
+        progs += [tmc, _weight_cast_twin(tmc)]
     # `.rl` (session 33, reload above): tiles read twice (the second time from L1) instead of held
     # across the row sum, so that a program needs the dw state's registers and little more, and more
     # programs per SM hide DRAM latency in place of a register-held next tile. For the wide rows of
@@ -1035,7 +1040,7 @@ def _catalog() -> list[Program]:
     # T 65536 at 0.95-0.97x torch.compile) and H 1536-2048.
     for pf, (ppsm, rows, warps, split, cap, h_max) in ([(False, s) for s in RELOAD_SHAPES]
                                                       + [(True, s) for s in RELOAD_PREFETCH_SHAPES]):
-        sfx = (f"p{ppsm}x" + (f".r{rows}" if rows > 1 else "") + f".w{warps}.fw" + (".pf" if pf else "") + ".wr"
+        sfx = (_shape(ppsm, rows, warps) + ".fw" + (".pf" if pf else "") + ".wr"
                + (".sp" if split else "") + ".xs.rl" + (f".mr{cap}" if cap else ""))
         tile = (f"{rows}-row tiles summed by a TwoSum tree" if rows > 1 else "one row per step")
         tile += ", next tile prefetched (held as BF16 across the row sum)" if pf else ""

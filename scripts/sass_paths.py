@@ -10,9 +10,9 @@ per task; the IEEE division and square root keep their slow paths after the last
 length of each loop body (a backward branch), and of the longest loop's steady step: that body less
 the largest block a forward branch in it skips (a compensated program's FP64 fold, taken once every
 FOLD steps), with its instructions by class and per row (times warps, over the tile's rows: the
-warp instructions the SM's schedulers issue per row, one a cycle each at best). The build is the one the runner launches on contiguous
-rows (`compile_check.runtime_specialization`: NH = 1 compiled in); `--heads` builds it as a per-head
-view indexed by head runs it (NH at run time, head strides not multiples of 16), which is what the
+warp instructions the SM's schedulers issue per row, one a cycle each at best). The build is the
+one the runner launches on contiguous rows (`compile_check.runtime_specialization`: NH = 1 compiled
+in); `--heads` builds it as a per-head view indexed by head runs it (NH at run time, head strides not multiples of 16), which is what the
 `.fl` programs avoid. Counts are Triton 3.9's here; the H200 runs Triton 3.6.
 """
 
@@ -55,8 +55,8 @@ def sass_paths(name: str, H: int, heads: bool = False, w: str = "fp32") -> dict:
         if b and b.group(1) and addr < int(b.group(2), 16) <= body[-1][0]:
             block = [(a, i) for a, i in body if addr <= a < int(b.group(2), 16)]
             skipped = max(skipped, block, key=len)
-    steady = [i for a, i in body if (a, i) not in skipped]
-    longest = [i for _, i in body]
+    skipped_at = {a for a, _ in skipped}
+    steady = [i for a, i in body if a not in skipped_at]
     # Elements of the tile a thread holds per step (rows x BLOCK_H over the program's threads).
     per_thread = meta.get("ROWS", 1) * meta.get("BLOCK_H", 0) / (32 * warps) if "BLOCK_H" in meta else 0
     return {"total": len(lines), "exits": exits, "loops": loops, "steady": len(steady), "mix": opcode_mix(steady),

@@ -191,7 +191,6 @@ def _program_arguments(text: str) -> list[str]:
     return [a for a in args if "$" not in a]
 
 
-
 def test_the_queued_device_scripts_name_registered_programs():
     """Every program the next device calls name (session36.sh and what it runs) is registered: an exact
     name, a prefix of one (measure's and variant_probe's `*` prefixes) or `routed`. A typo would

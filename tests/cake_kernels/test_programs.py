@@ -15,7 +15,7 @@ import torch
 
 from cake_kernels import compile_check, registry, runner
 from cake_kernels.inputs import make_inputs
-from cake_kernels.reference import reference_forward
+from cake_kernels.reference import oracle, reference_forward
 from tests.cake_kernels.helpers import inputs, recorded_launches, run_backward_checked, run_forward_checked
 from tests.cake_kernels.interpreter_twins import Case, Thinned, _describe
 
@@ -1573,9 +1573,10 @@ F64_PROGRAMS = [p.name for p in registry.all_programs() if p.family == "f64_pair
                 and _family_tested(p)]
 
 
-def _dw_fp64_of(g, x, rstd, H):
-    """sum over rows of g * x * rstd in FP64 (each term exact there: BF16 g and x, FP32 rstd)."""
-    return (g.reshape(-1, H).double() * x.reshape(-1, H).double() * rstd.reshape(-1, 1).double()).sum(0)
+def _dw_exact(g, x, w, rstd):
+    """The oracle's dw: the sum over rows of g * x * rstd in FP64 (each term exact there: BF16 g and
+    x, FP32 rstd), rounded once to FP32."""
+    return oracle(g, x, w, rstd, want_dx=False)["dw64"].float()
 
 
 def test_fp64_sums_are_offered_where_their_kernels_take_them():
@@ -1616,7 +1617,7 @@ def test_fp64_sum_programs_give_the_exact_dw_rounded(name, monkeypatch):
         dx, dw, _ = run_backward_checked(prog, inp)
         _, rstd, h = reference_forward(inp.x, inp.w, 1e-6, inp.residual)
         xn = h if inp.residual is not None else inp.x
-        want = _dw_fp64_of(inp.g, xn, rstd, H).float()
+        want = _dw_exact(inp.g, xn, inp.w, rstd)
         assert torch.equal(dw, want), (name, family, (dw - want).abs().max())
         twin = registry.get("bwd.twosum_pair.p2x.w4.fw.pf.wr.xs")
         if twin.supports(H, form, w):
@@ -1639,7 +1640,7 @@ def test_fp64_sum_programs_on_the_gpu_give_the_exact_dw_rounded(name):
     H = next(h for h in (4096, 1536, 512, 256) if prog.supports(h, "plain", w))
     inp = make_inputs("gaussian", 20000, H, w, seed=3, device="cuda")
     rstd = reference_forward(inp.x, inp.w, 1e-6)[1]  # plain rows: x is the normalized input
-    want = _dw_fp64_of(inp.g, inp.x, rstd, H).float()
+    want = _dw_exact(inp.g, inp.x, inp.w, rstd)
     for _ in range(3):
         dx, dw = runner.backward(prog, inp.g, inp.x, inp.w, rstd)
         assert torch.equal(dw, want), (name, (dw - want).abs().max())
@@ -1669,7 +1670,7 @@ def test_fp64_grid_sync_programs_match_their_two_launch_twin(name, monkeypatch):
         dx, dw, _ = run_backward_checked(prog, inp)
         dx2, dw2, _ = run_backward_checked(twin, inp)
         assert torch.equal(dx, dx2) and torch.equal(dw, dw2), (name, form)
-        assert torch.equal(dw, _dw_fp64_of(inp.g, inp.x, reference_forward(inp.x, inp.w, 1e-6)[1], 256).float())
+        assert torch.equal(dw, _dw_exact(inp.g, inp.x, inp.w, reference_forward(inp.x, inp.w, 1e-6)[1]))
     assert ran >= 1
     with pytest.raises(ValueError, match="products: 'fp64'"):
         registry.LaunchPolicy("persistent", products="fp64", reduce="grid_sync", reduce_tiles="flat", reduce_columns=8)
