@@ -1319,6 +1319,16 @@ def rmsnorm_bwd_rows_reload_prefetch_kernel(
 
 
 @triton.jit
+def _inverse(H_f):
+    """1 / H in FP32, once per program: the `f64` kernels take a row's mean(g*w*x) as its sum times
+    this instead of an IEEE division per row, which costs about ten instructions (reciprocal, two
+    Newton steps, a range check and its branch) where a one-warp 256-wide row issues about 160 in
+    all. Exact where H is a power of two (the product then equals the quotient); else within one
+    FP32 ulp of it, far below dx's BF16 rounding."""
+    return tl.div_rn(tl.full((), 1.0, tl.float32), H_f)
+
+
+@triton.jit
 def _dw_step_fp64(g, x, rstd, acc):
     """One tile's products added to a program's FP64 dw running sums `acc` ([BLOCK_H]); the tile's
     rows are summed first (in FP64, a fixed tree: where the tile's warps cover the row, Triton's
@@ -1367,6 +1377,7 @@ def rmsnorm_bwd_rows_fp64_kernel(
     cmask = cols < H
     w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
     acc = tl.zeros([BLOCK_H], dtype=tl.float64)
+    inv_h = _inverse(H_f)
     if BLOCK_B > 0:
         cols_b = BLOCK_H + tl.arange(0, BLOCK_B)
         cmask_b = cols_b < H
@@ -1396,11 +1407,11 @@ def rmsnorm_bwd_rows_fp64_kernel(
         if BLOCK_B > 0:
             g_b = g_b.to(tl.float32)
             x_b = x_b.to(tl.float32)
-            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1) + tl.sum(g_b * w_b[None, :] * x_b, axis=1), H_f)
+            c = (tl.sum(g * w[None, :] * x, axis=1) + tl.sum(g_b * w_b[None, :] * x_b, axis=1)) * inv_h
             _store_dx(DX, GRES, g_b, x_b, w_b, rstd, c, rows, rmask, cols_b, cmask_b, NH, srt, srh, H, HAS_GRES, EXACT)
             acc_b = _dw_step_fp64(g_b, x_b, rstd, acc_b)
         else:
-            c = tl.div_rn(tl.sum(g * w[None, :] * x, axis=1), H_f)
+            c = tl.sum(g * w[None, :] * x, axis=1) * inv_h
         _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
         acc = _dw_step_fp64(g, x, rstd, acc)
     tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)
@@ -1426,18 +1437,16 @@ def rmsnorm_bwd_tma_chunks_fp64_kernel(
     cmask = cols < H
     w = tl.load(W + cols, mask=cmask, other=0.0).to(tl.float32)
     acc = tl.zeros([BLOCK_H], dtype=tl.float64)
+    inv_h = _inverse(H_f)
     n_blocks = tl.cdiv(n_rows, ROWS)
     for blk in tl.range(pid, n_blocks, nprog, num_stages=STAGES):
         rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
         rmask = rows < n_rows
-        mask = rmask[:, None] & cmask[None, :]
         g = tl.reshape(GD.load([blk * ROWS, 0, 0]), [ROWS, BLOCK_H]).to(tl.float32)
         x = tl.reshape(XD.load([blk * ROWS, 0, 0]), [ROWS, BLOCK_H]).to(tl.float32)
         rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
-        dx = row_grad(g, x, w, rstd, H_f)
-        if HAS_GRES:
-            dx += tl.load(GRES + row_offsets(rows, NH, srt, srh)[:, None] + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        tl.store(DX + rows[:, None] * H + cols[None, :], to_bf16(dx, EXACT), mask=mask)
+        c = tl.sum(g * w[None, :] * x, axis=1) * inv_h
+        _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
         acc = _dw_step_fp64(g, x, rstd, acc)
     tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)
 

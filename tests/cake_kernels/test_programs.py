@@ -1602,7 +1602,8 @@ def test_fp64_sum_programs_give_the_exact_dw_rounded(name, monkeypatch):
     sizes), on the gaussian family whose columns cross zero (the compensated programs' binding family)
     and on large same-sign rows; T not a multiple of the tile's rows, several tiles and programs (3 SMs),
     rows held as two tiles (`.sp`, H 1000 and 1536),
-    and dx bitwise that of the compensated programs' rows kernel (the same `_store_dx`)."""
+    and dx that of the compensated programs' rows kernel (the same `_store_dx`): bitwise where H is a
+    power of two, else within one BF16 ulp (the row's mean is its sum times 1/H, `_inverse`)."""
     monkeypatch.setattr(runner, "sm_count", lambda device: 3)
     prog = registry.get(name)
     w = prog.w_dtypes[-1]
@@ -1621,7 +1622,11 @@ def test_fp64_sum_programs_give_the_exact_dw_rounded(name, monkeypatch):
         assert torch.equal(dw, want), (name, family, (dw - want).abs().max())
         twin = registry.get("bwd.twosum_pair.p2x.w4.fw.pf.wr.xs")
         if twin.supports(H, form, w):
-            assert torch.equal(dx, runner.backward(twin, inp.g, xn, inp.w, rstd, inp.g_h_new)[0])
+            want_dx = runner.backward(twin, inp.g, xn, inp.w, rstd, inp.g_h_new)[0]
+            if H & (H - 1) == 0:  # 1/H exact: the mean as a product is the quotient
+                assert torch.equal(dx, want_dx), (name, family)
+            else:  # within one FP32 ulp of the quotient: at most one BF16 ulp in dx
+                torch.testing.assert_close(dx.float(), want_dx.float(), rtol=2**-7, atol=2**-20 * want_dx.float().abs().max().item())
     assert ran >= 2, name
 
 
