@@ -1353,6 +1353,43 @@ def _dw_step_fp64(g, x, rstd, acc):
 
 
 @triton.jit
+def _tile_ptrs(BASE, rows, cols, NH, st, sh):
+    """Pointers to a tile's elements (rows: int32 row indices)."""
+    return BASE + row_offsets(rows.to(tl.int64), NH, st, sh)[:, None] + cols[None, :]
+
+
+@triton.jit
+def _advance(p, BASE, rows, cols, NH, st, sh, step):
+    """The tile pointers `p` moved `step` rows on, to `rows`. With one head per row (NH compiled in as
+    1: plain rows and the flat head views) a row's offset is linear in the row, so the pointers move
+    by a 64-bit add; recomputing them from the row (`row_offsets`: a 64-bit multiply and the address
+    arithmetic) costs about six instructions a tensor a row, where a one-warp 256-wide row issues
+    about 150 in all. With several heads per row the offset is not linear: recomputed."""
+    if NH == 1:
+        return p + step.to(tl.int64) * st
+    else:
+        return _tile_ptrs(BASE, rows, cols, NH, st, sh)
+
+
+@triton.jit
+def _load_at(pg, px, RSTD, rows, cmask, n_rows):
+    """g and x (as stored) at the tile pointers and rstd of `rows`; rows past n_rows read 0."""
+    rmask = rows < n_rows
+    mask = rmask[:, None] & cmask[None, :]
+    return tl.load(pg, mask=mask, other=0.0), tl.load(px, mask=mask, other=0.0), tl.load(RSTD + rows, mask=rmask, other=0.0)
+
+
+@triton.jit
+def _store_dx_at(pdx, pres, g, x, w, rstd, c, mask, HAS_GRES: tl.constexpr, EXACT: tl.constexpr):
+    """`_store_dx` at tile pointers (dx's; the residual gradient's at `pres`)."""
+    r = rstd[:, None]
+    dx = r * (g * w[None, :]) - x * ((r * r * r) * c[:, None])
+    if HAS_GRES:
+        dx += tl.load(pres, mask=mask, other=0.0).to(tl.float32)
+    tl.store(pdx, to_bf16(dx, EXACT), mask=mask)
+
+
+@triton.jit
 def rmsnorm_bwd_rows_fp64_kernel(
     G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
     n_rows, NH, H, H_f,
@@ -1384,35 +1421,70 @@ def rmsnorm_bwd_rows_fp64_kernel(
         w_b = tl.load(W + cols_b, mask=cmask_b, other=0.0).to(tl.float32)
         acc_b = tl.zeros([BLOCK_B], dtype=tl.float64)
     n_blocks = tl.cdiv(n_rows, ROWS)
+    # Pointers move with the tile instead of being recomputed from the row (`_advance`).
+    step = nprog * ROWS
+    rows = tl.arange(0, ROWS) + pid * ROWS
+    pg = _tile_ptrs(G, rows, cols, NH, sgt, sgh)
+    px = _tile_ptrs(X, rows, cols, NH, sxt, sxh)
+    pdx = DX + rows.to(tl.int64)[:, None] * H + cols[None, :]
+    if HAS_GRES:
+        pres = _tile_ptrs(GRES, rows, cols, NH, srt, srh)
+    if BLOCK_B > 0:
+        pg_b = _tile_ptrs(G, rows, cols_b, NH, sgt, sgh)
+        px_b = _tile_ptrs(X, rows, cols_b, NH, sxt, sxh)
+        pdx_b = DX + rows.to(tl.int64)[:, None] * H + cols_b[None, :]
+        if HAS_GRES:
+            pres_b = _tile_ptrs(GRES, rows, cols_b, NH, srt, srh)
     if PREFETCH:
-        first = tl.arange(0, ROWS).to(tl.int64) + pid * ROWS
-        g_n, x_n, r_n = load_tile(G, X, RSTD, first, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+        g_n, x_n, r_n = _load_at(pg, px, RSTD, rows, cmask, n_rows)
         if BLOCK_B > 0:
-            g_nb, x_nb, _ = load_tile(G, X, RSTD, first, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+            g_nb, x_nb, _ = _load_at(pg_b, px_b, RSTD, rows, cmask_b, n_rows)
     for blk in range(pid, n_blocks, nprog):
-        rows = tl.arange(0, ROWS).to(tl.int64) + blk * ROWS
+        rows = tl.arange(0, ROWS) + blk * ROWS
         rmask = rows < n_rows
+        nxt = rows + step
         if PREFETCH:
+            pg = _advance(pg, G, nxt, cols, NH, sgt, sgh, step)
+            px = _advance(px, X, nxt, cols, NH, sxt, sxh, step)
             g, x, rstd = g_n, x_n, r_n
-            g_n, x_n, r_n = load_tile(G, X, RSTD, rows + nprog * ROWS, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+            g_n, x_n, r_n = _load_at(pg, px, RSTD, nxt, cmask, n_rows)
             if BLOCK_B > 0:
+                pg_b = _advance(pg_b, G, nxt, cols_b, NH, sgt, sgh, step)
+                px_b = _advance(px_b, X, nxt, cols_b, NH, sxt, sxh, step)
                 g_b, x_b = g_nb, x_nb
-                g_nb, x_nb, _ = load_tile(G, X, RSTD, rows + nprog * ROWS, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+                g_nb, x_nb, _ = _load_at(pg_b, px_b, RSTD, nxt, cmask_b, n_rows)
         else:
-            g, x, rstd = load_tile(G, X, RSTD, rows, cols, cmask, n_rows, NH, sgt, sgh, sxt, sxh)
+            g, x, rstd = _load_at(pg, px, RSTD, rows, cmask, n_rows)
+            pg = _advance(pg, G, nxt, cols, NH, sgt, sgh, step)
+            px = _advance(px, X, nxt, cols, NH, sxt, sxh, step)
             if BLOCK_B > 0:
-                g_b, x_b, _ = load_tile(G, X, RSTD, rows, cols_b, cmask_b, n_rows, NH, sgt, sgh, sxt, sxh)
+                g_b, x_b, _ = _load_at(pg_b, px_b, RSTD, rows, cmask_b, n_rows)
+                pg_b = _advance(pg_b, G, nxt, cols_b, NH, sgt, sgh, step)
+                px_b = _advance(px_b, X, nxt, cols_b, NH, sxt, sxh, step)
         g = g.to(tl.float32)
         x = x.to(tl.float32)
+        c = tl.sum(g * w[None, :] * x, axis=1)
         if BLOCK_B > 0:
             g_b = g_b.to(tl.float32)
             x_b = x_b.to(tl.float32)
-            c = (tl.sum(g * w[None, :] * x, axis=1) + tl.sum(g_b * w_b[None, :] * x_b, axis=1)) * inv_h
-            _store_dx(DX, GRES, g_b, x_b, w_b, rstd, c, rows, rmask, cols_b, cmask_b, NH, srt, srh, H, HAS_GRES, EXACT)
+            c = (c + tl.sum(g_b * w_b[None, :] * x_b, axis=1)) * inv_h
+            mask_b = rmask[:, None] & cmask_b[None, :]
+            if HAS_GRES:
+                _store_dx_at(pdx_b, pres_b, g_b, x_b, w_b, rstd, c, mask_b, HAS_GRES, EXACT)
+                pres_b = _advance(pres_b, GRES, nxt, cols_b, NH, srt, srh, step)
+            else:
+                _store_dx_at(pdx_b, pdx_b, g_b, x_b, w_b, rstd, c, mask_b, HAS_GRES, EXACT)
+            pdx_b += step.to(tl.int64) * H
             acc_b = _dw_step_fp64(g_b, x_b, rstd, acc_b)
         else:
-            c = tl.sum(g * w[None, :] * x, axis=1) * inv_h
-        _store_dx(DX, GRES, g, x, w, rstd, c, rows, rmask, cols, cmask, NH, srt, srh, H, HAS_GRES, EXACT)
+            c = c * inv_h
+        mask = rmask[:, None] & cmask[None, :]
+        if HAS_GRES:
+            _store_dx_at(pdx, pres, g, x, w, rstd, c, mask, HAS_GRES, EXACT)
+            pres = _advance(pres, GRES, nxt, cols, NH, srt, srh, step)
+        else:
+            _store_dx_at(pdx, pdx, g, x, w, rstd, c, mask, HAS_GRES, EXACT)
+        pdx += step.to(tl.int64) * H
         acc = _dw_step_fp64(g, x, rstd, acc)
     tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)
     if BLOCK_B > 0:
