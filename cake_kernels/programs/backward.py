@@ -1365,10 +1365,13 @@ def _advance(p, BASE, rows, cols, NH, st, sh, step):
     by a 64-bit add; recomputing them from the row (`row_offsets`: a 64-bit multiply and the address
     arithmetic) costs about six instructions a tensor a row, where a one-warp 256-wide row issues
     about 150 in all. With several heads per row the offset is not linear: recomputed."""
+    # One return after the branch: a return in each branch of a run-time `if` is unstructured
+    # control flow that Triton 3.6 cannot lower (ConvertTritonToTritonGPU fails where NH is not 1).
     if NH == 1:
-        return p + step.to(tl.int64) * st
+        q = p + step.to(tl.int64) * st
     else:
-        return _tile_ptrs(BASE, rows, cols, NH, st, sh)
+        q = _tile_ptrs(BASE, rows, cols, NH, st, sh)
+    return q
 
 
 @triton.jit
