@@ -203,23 +203,30 @@ def compile_kernel(fn, signature: dict, meta: dict, num_warps: int, arch: str = 
                           target=GPUTarget("cuda", ARCHES[arch], 32), options=options)
 
 
-def runtime_specialization(signature: dict, H: int) -> tuple[frozenset, dict]:
+def runtime_specialization(signature: dict, H: int, heads: bool = False) -> tuple[frozenset, dict]:
     """(arguments divisible by 16, arguments that become the constant 1) of a launch on contiguous
     [T, H] rows with T a multiple of 16, as Triton's launcher specializes them: every pointer is
     16-byte aligned, an integer that is a multiple of 16 (T, H, the row strides, the zero strides of
     absent tensors) is marked so, and an integer equal to 1 (the heads per row, NH) is compiled in as
     a constant. Registers and SASS then match the GPU's build (round 7: 106 registers for
-    `p8x.w2.fw.pf.wr` at H 512 under Triton 3.6, as ncu read on the H200; 96 without it)."""
+    `p8x.w2.fw.pf.wr` at H 512 under Triton 3.6, as ncu read on the H200; 96 without it).
+    `heads`: a per-head view indexed by head instead ([T, NH, H] with NH > 1 at run time and head
+    strides that are not multiples of 16), the build the head forms run where a program does not
+    view them as flat rows."""
     ints = {"n_rows": 16, "NH": 1, "H": H, "sgt": H, "sxt": H, "sgh": 0, "sxh": 0, "srt": 0, "srh": 0}
+    if heads:
+        ints |= {"NH": 3, "sgh": 17, "sxh": 17, "srh": 17}
     divisible = {n for n, t in signature.items() if t.startswith("*") or (n in ints and ints[n] % 16 == 0 and ints[n] != 1)}
     ones = {n: 1 for n in signature if ints.get(n) == 1}
     return frozenset(divisible), ones
 
 
-def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_90a", w: str = "fp32") -> list[Compiled]:
+def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_90a", w: str = "fp32",
+                    heads: bool = False) -> list[Compiled]:
     """Compile one program's kernels for `arch` at rows of H columns with a `w` weight ("fp32" or
-    "bf16"), specialized as a launch on contiguous rows is (`runtime_specialization`); one entry per
-    kernel. The program's own kernel also reports how many of its programs fit on an SM at once."""
+    "bf16"), specialized as a launch on contiguous rows is (`runtime_specialization`), or with
+    `heads` as a per-head view indexed by head; one entry per kernel. The program's own kernel also
+    reports how many of its programs fit on an SM at once."""
     _require_compiler(arch)
     if w not in _PTR_W:
         raise ValueError(f"w: {w!r} is not one of {tuple(_PTR_W)}")
@@ -230,7 +237,7 @@ def compile_program(name: str, H: int, residual: bool = False, arch: str = "sm_9
     for i, (fn, sig, meta, warps) in enumerate(kernels_of(prog, H, residual, w)):
         kname = fn.fn.__name__ if hasattr(fn, "fn") else fn.__name__
         stages = prog.launch.stages if i == 0 else None
-        divisible, ones = runtime_specialization(sig, H)  # compile_kernel drops what fn does not take
+        divisible, ones = runtime_specialization(sig, H, heads)  # compile_kernel drops what fn does not take
         ppsm = prog.launch.programs_per_sm if i == 0 and prog.launch.grid == "persistent" else None
         try:
             cap = prog.launch.max_registers if i == 0 else 0  # the rows kernel's cap, not the reduce's
@@ -275,6 +282,8 @@ def main(argv=None) -> int:
     ap.add_argument("--H", default="6144", help="comma list of hidden sizes")
     ap.add_argument("--programs", default="", help="comma list of name prefixes (default: every Triton program)")
     ap.add_argument("--residual", action="store_true", help="compile the residual variants (HAS_RES / HAS_GRES)")
+    ap.add_argument("--heads", action="store_true",
+                    help="compile the per-head builds (NH > 1 at run time) of the programs offered for a head form")
     ap.add_argument("--w-dtypes", default="fp32", help="comma list of weight dtypes to build with: fp32, bf16")
     ap.add_argument("--routed", default=None, metavar="TABLE",
                     help="instead of --H/--programs/--residual/--w-dtypes: every program a route table runs, at the "
@@ -292,6 +301,8 @@ def main(argv=None) -> int:
     ws = [w for w in args.w_dtypes.split(",") if w]
     if not ws or any(w not in _PTR_W for w in ws):
         ap.error(f"--w-dtypes: {args.w_dtypes!r} is not a comma list of {', '.join(_PTR_W)}")
+    if args.heads and args.residual:
+        ap.error("--heads: the head forms have no residual; give --heads or --residual")
     pfx = [p for p in args.programs.split(",") if p]
     names = [p.name for p in registry.all_programs() if p.launch.grid != "reference"
              and (not pfx or any(p.name.startswith(x) for x in pfx))]
@@ -302,8 +313,9 @@ def main(argv=None) -> int:
         prog = registry.get(name)
         for H in Hs:
             for w in ws:
-                if prog.supports(H, "residual" if args.residual else "plain", w):
-                    rows += compile_program(name, H, args.residual, args.arch, w)
+                forms = ("heads_contiguous", "heads_strided") if args.heads else ("residual" if args.residual else "plain",)
+                if any(prog.supports(H, f, w) for f in forms):
+                    rows += compile_program(name, H, args.residual, args.arch, w, args.heads)
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=1))
     else:

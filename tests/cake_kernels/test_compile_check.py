@@ -17,21 +17,36 @@ import pytest
 from cake_kernels import registry, runner
 
 
-def _check(*args: str) -> list[dict]:
+def _check(*args: str, triton_path: str | None = None) -> list[dict]:
+    """compile_check's rows for `args`; with `triton_path`, under the Triton installed there (a
+    `pip install --target` folder) instead of this environment's."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    if triton_path:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (triton_path, os.getcwd(), env.get("PYTHONPATH", "")) if p)
     res = subprocess.run([sys.executable, "-m", "cake_kernels.compile_check", "--json", *args],
                          capture_output=True, text=True, env=env, timeout=1200)
     assert res.returncode in (0, 1), res.stderr[-3000:]
     return json.loads(res.stdout)
 
 
+# The Triton the H200 runs (3.6), installed beside this environment's by .ci/run (CAKE_GPU_TRITON: a
+# `pip install --target` folder). It lowers some kernels that the newer one here does not: session 37's
+# first f64 tile-pointer helper returned from each branch of a run-time `if NH == 1`, which Triton 3.9
+# compiles and 3.6 refuses (ConvertTritonToTritonGPU), so the per-head builds failed on the GPU only.
+GPU_TRITON = os.environ.get("CAKE_GPU_TRITON")
+TRITONS = [pytest.param(None, id="this-triton"),
+           pytest.param(GPU_TRITON, id="gpu-triton", marks=pytest.mark.skipif(
+               not GPU_TRITON, reason="CAKE_GPU_TRITON is not set (.ci/run installs Triton 3.6 there)"))]
+
+
+@pytest.mark.parametrize("triton_path", TRITONS)
 @pytest.mark.parametrize("H, residual", [("6144", False), ("1536", True)])
-def test_every_program_compiles_for_sm_90a(H, residual):
+def test_every_program_compiles_for_sm_90a(H, residual, triton_path):
     """Every program builds for sm_90a, within the register file. Spills are reported, not refused:
     wide rows at 16 warps (128 registers) or 8 (255) spill a few to a few hundred bytes per thread,
     and whether that costs time is for the measurements to say (session 18 found the stack-frame
     spills, which compile_check did not count before)."""
-    rows = _check("--H", H, *(["--residual"] if residual else []))
+    rows = _check("--H", H, *(["--residual"] if residual else []), triton_path=triton_path)
     form = "residual" if residual else "plain"
     want = {p.name for p in registry.all_programs() if p.launch.grid != "reference" and p.supports(int(H), form, "fp32")}
     assert {r["program"] for r in rows} == want
@@ -40,6 +55,33 @@ def test_every_program_compiles_for_sm_90a(H, residual):
     for r in rows:
         assert r["registers"] and r["registers"] <= 255, r
         assert isinstance(r["local_bytes"], int) and r["local_bytes"] >= 0, r
+
+
+@pytest.mark.parametrize("triton_path", TRITONS)
+def test_every_per_head_build_compiles_for_sm_90a(triton_path):
+    """Every program offered for a head form also builds as a per-head view indexed by head (NH > 1
+    at run time, head strides not multiples of 16: `compile_check --heads`), the build the head
+    forms run unless a program views them as flat rows; the plain-row compile test never builds it."""
+    rows = _check("--H", "256", "--heads", triton_path=triton_path)
+    want = {p.name for p in registry.all_programs() if p.launch.grid != "reference"
+            and any(p.supports(256, f, "fp32") for f in ("heads_contiguous", "heads_strided"))}
+    assert len(want) > 100 and {r["program"] for r in rows} == want
+    errors = [(r["program"], r["kernel"], r["error"][:300]) for r in rows if r["error"]]
+    assert not errors
+
+
+@pytest.mark.skipif(not GPU_TRITON, reason="CAKE_GPU_TRITON is not set (.ci/run installs Triton 3.6 there)")
+def test_the_gpu_triton_is_the_h200s_version():
+    version = subprocess.run([sys.executable, "-c", "import triton; print(triton.__version__)"], capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": GPU_TRITON}, timeout=120).stdout.strip()
+    assert version.startswith("3.6."), version
+
+
+def test_compile_check_refuses_heads_with_a_residual():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    res = subprocess.run([sys.executable, "-m", "cake_kernels.compile_check", "--heads", "--residual"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert res.returncode == 2 and "--heads: the head forms have no residual" in res.stderr
 
 
 def test_spills_to_the_stack_frame_count_as_local_memory():
