@@ -126,6 +126,8 @@ def test_variant_probe_picks_supported_programs_and_refuses_bad_arguments(monkey
     assert got == ["bwd.twosum_pair.p2x.r2.w8.s4.wr.tma", "bwd.twosum_pair.p2x.r2.w8.s4.wr.tma.wc"]
     assert [p.name for p in probe.pick(["bwd.twosum_pair.p2x.r2.w8.s4.wr.tma*"], 1536, "plain", "fp32")] == got[:1]
     assert probe.pick(["bwd.twosum_pair.p2x.r2.w8.s4.wr.tma"], 4096, "plain", "bf16") == []
+    # `routed` (measure's word) is accepted and adds nothing: every key times the routed program
+    assert [p.name for p in probe.pick(["routed", "bwd.twosum_pair.p2x.r2.w8.s4.wr.tma*"], 1536, "plain", "bf16")] == got
     with pytest.raises(registry.UnknownProgramError):
         probe.pick(["bwd.no.such.program"], 1536, "plain", "bf16")
     monkeypatch.setattr("sys.argv", ["variant_probe.py", "--keys", "plain:1536:bf16:1", "--programs", "bwd.nope"])
@@ -192,16 +194,16 @@ def _program_arguments(text: str) -> list[str]:
 
 
 def test_the_queued_device_scripts_name_registered_programs():
-    """Every program the next device calls name (session36.sh and what it runs) is registered: an exact
+    """Every program the next device calls name (session37.sh, session37b.sh and what they run) is registered: an exact
     name, a prefix of one (measure's and variant_probe's `*` prefixes) or `routed`. A typo would
     cost a device call; the registry is checked here, without one."""
     from cake_kernels import registry
 
     names = registry.names()
-    scripts = _queued_scripts("session36.sh")
-    assert {"campaign_r35a.sh", "campaign_r23a.sh", "session36.sh"} <= {p.name for p in scripts}
+    scripts = _queued_scripts("session37.sh") + _queued_scripts("session37b.sh")
+    assert {"campaign_r35a.sh", "campaign_r23a.sh", "session36.sh", "campaign_r36a.sh", "campaign_h37a.sh"} <= {p.name for p in scripts}
     checked = 0
-    for path in scripts + [ROOT / "scripts" / "device" / "campaign_r36a.sh"]:
+    for path in scripts:
         for arg in _program_arguments(path.read_text()):
             for item in filter(None, arg.split(",")):
                 checked += 1
