@@ -1393,6 +1393,17 @@ def _store_dx_at(pdx, pres, g, x, w, rstd, c, mask, HAS_GRES: tl.constexpr, EXAC
 
 
 @triton.jit
+def _tile_out(pdx, pres, GRES, g, x, w, rstd, c, rmask, cmask, nxt, cols, NH, srt, srh, step, H, acc,
+              HAS_GRES: tl.constexpr, EXACT: tl.constexpr):
+    """A tile's dx stored (`_store_dx_at`) and its dw terms added to `acc` (`_dw_step_fp64`); returns
+    the dx and residual-gradient pointers moved on to `nxt`, and the sums."""
+    _store_dx_at(pdx, pres, g, x, w, rstd, c, rmask[:, None] & cmask[None, :], HAS_GRES, EXACT)
+    if HAS_GRES:
+        pres = _advance(pres, GRES, nxt, cols, NH, srt, srh, step)
+    return pdx + step.to(tl.int64) * H, pres, _dw_step_fp64(g, x, rstd, acc)
+
+
+@triton.jit
 def rmsnorm_bwd_rows_fp64_kernel(
     G, X, W, RSTD, GRES, DX, DW, WS, COUNTER,
     n_rows, NH, H, H_f,
@@ -1430,14 +1441,12 @@ def rmsnorm_bwd_rows_fp64_kernel(
     pg = _tile_ptrs(G, rows, cols, NH, sgt, sgh)
     px = _tile_ptrs(X, rows, cols, NH, sxt, sxh)
     pdx = DX + rows.to(tl.int64)[:, None] * H + cols[None, :]
-    if HAS_GRES:
-        pres = _tile_ptrs(GRES, rows, cols, NH, srt, srh)
+    pres = _tile_ptrs(GRES, rows, cols, NH, srt, srh) if HAS_GRES else pdx  # without one, a stand-in never read
     if BLOCK_B > 0:
         pg_b = _tile_ptrs(G, rows, cols_b, NH, sgt, sgh)
         px_b = _tile_ptrs(X, rows, cols_b, NH, sxt, sxh)
         pdx_b = DX + rows.to(tl.int64)[:, None] * H + cols_b[None, :]
-        if HAS_GRES:
-            pres_b = _tile_ptrs(GRES, rows, cols_b, NH, srt, srh)
+        pres_b = _tile_ptrs(GRES, rows, cols_b, NH, srt, srh) if HAS_GRES else pdx_b
     if PREFETCH:
         g_n, x_n, r_n = _load_at(pg, px, RSTD, rows, cmask, n_rows)
         if BLOCK_B > 0:
@@ -1471,24 +1480,12 @@ def rmsnorm_bwd_rows_fp64_kernel(
             g_b = g_b.to(tl.float32)
             x_b = x_b.to(tl.float32)
             c = (c + tl.sum(g_b * w_b[None, :] * x_b, axis=1)) * inv_h
-            mask_b = rmask[:, None] & cmask_b[None, :]
-            if HAS_GRES:
-                _store_dx_at(pdx_b, pres_b, g_b, x_b, w_b, rstd, c, mask_b, HAS_GRES, EXACT)
-                pres_b = _advance(pres_b, GRES, nxt, cols_b, NH, srt, srh, step)
-            else:
-                _store_dx_at(pdx_b, pdx_b, g_b, x_b, w_b, rstd, c, mask_b, HAS_GRES, EXACT)
-            pdx_b += step.to(tl.int64) * H
-            acc_b = _dw_step_fp64(g_b, x_b, rstd, acc_b)
+            pdx_b, pres_b, acc_b = _tile_out(pdx_b, pres_b, GRES, g_b, x_b, w_b, rstd, c, rmask, cmask_b, nxt, cols_b,
+                                             NH, srt, srh, step, H, acc_b, HAS_GRES, EXACT)
         else:
             c = c * inv_h
-        mask = rmask[:, None] & cmask[None, :]
-        if HAS_GRES:
-            _store_dx_at(pdx, pres, g, x, w, rstd, c, mask, HAS_GRES, EXACT)
-            pres = _advance(pres, GRES, nxt, cols, NH, srt, srh, step)
-        else:
-            _store_dx_at(pdx, pdx, g, x, w, rstd, c, mask, HAS_GRES, EXACT)
-        pdx += step.to(tl.int64) * H
-        acc = _dw_step_fp64(g, x, rstd, acc)
+        pdx, pres, acc = _tile_out(pdx, pres, GRES, g, x, w, rstd, c, rmask, cmask, nxt, cols, NH, srt, srh, step, H, acc,
+                                   HAS_GRES, EXACT)
     tl.store(WS + pid.to(tl.int64) * H + cols, acc, mask=cmask)
     if BLOCK_B > 0:
         tl.store(WS + pid.to(tl.int64) * H + cols_b, acc_b, mask=cmask_b)
