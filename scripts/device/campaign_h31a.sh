@@ -9,9 +9,7 @@
 # are small and ordered by what they unblock.
 # Ran in session 31 on an H100 80GB HBM3 (all three units whole: bench/results/h100-2026-12-07b).
 # Usage: bash scripts/device/campaign_h31a.sh [SECONDS]
-SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
-echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS SMs"
-[ "$SMS" = 132 ] || { echo "not 132 SMs: its accuracy would not count; nothing measured"; exit 0; }
+. scripts/device/accuracy_card.sh
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 PREFIX=h31a; . scripts/device/campaign_begin.sh ${1:-400}
 . scripts/device/pair_programs.sh

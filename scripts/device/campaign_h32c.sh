@@ -7,9 +7,7 @@
 # (Session 32 qualified the H 1536 `.tma` programs of campaign_r32a.sh's first unit on an H100.)
 # Ran in session 32 on an H100 80GB HBM3, every unit whole (bench/results/h100-2026-12-07c).
 # Usage: bash scripts/device/campaign_h32c.sh [SECONDS]
-SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
-echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS SMs"
-[ "$SMS" = 132 ] || { echo "not 132 SMs: its accuracy would not count; nothing measured"; exit 0; }
+. scripts/device/accuracy_card.sh
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 PREFIX=h32c; . scripts/device/campaign_begin.sh ${1:-300}
 B=bwd.twosum_pair

@@ -5,9 +5,7 @@
 # keys where they were, so that an H200 can time them with --inputs-per-family 0.
 # Usage: [PREFIX=h34a] PROGS=name,name UNITS="H:T,T;H:T" bash scripts/device/campaign_h34a.sh [SECONDS]
 # (PREFIX names the work folder and $OUT/$PREFIX.tar.gz; campaign_h35a.sh sets h35a.)
-SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
-echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS SMs"
-[ "$SMS" = 132 ] || { echo "not 132 SMs: its accuracy would not count; nothing measured"; exit 0; }
+. scripts/device/accuracy_card.sh
 [ -n "$PROGS" ] && [ -n "$UNITS" ] || { echo "PROGS and UNITS are required (see the header)"; exit 2; }
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 PREFIX=${PREFIX:-h34a}; . scripts/device/campaign_begin.sh ${1:-400}

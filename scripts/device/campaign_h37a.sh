@@ -6,9 +6,7 @@
 # contiguous heads H 256 (the copy target's row; `p16x.r2.w1.pf.wr.sr.fl` 1.21x the routed program at
 # BF16 T 65536) and plain H 8192 (the floor target's row, BF16 T 4096; `p1x.w16.pf.wr` 1.17x).
 # Usage: bash scripts/device/campaign_h37a.sh [SECONDS]
-SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
-echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS SMs"
-[ "$SMS" = 132 ] || { echo "not 132 SMs: its accuracy would not count; nothing measured"; exit 0; }
+. scripts/device/accuracy_card.sh
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 PREFIX=h37a; . scripts/device/campaign_begin.sh ${1:-400}
 F=bwd.f64_pair

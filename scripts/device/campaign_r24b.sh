@@ -5,9 +5,7 @@
 # gone (cake_router/measure/accuracy.py, cake_kernels/reference.eager_fp32_dw), and expandable
 # segments keep the freed blocks usable. Any card of sm_90a with 132 SMs.
 # Usage: bash scripts/device/campaign_r24b.sh [SECONDS]
-SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)")
-echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $SMS SMs"
-[ "$SMS" = 132 ] || { echo "not 132 SMs: its accuracy would not count; nothing measured"; exit 0; }
+. scripts/device/accuracy_card.sh
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 PREFIX=r24b; . scripts/device/campaign_begin.sh ${1:-540}
 A="--sessions 1 --accuracy-only --inputs-per-family 120 --peers none --ops bwd --wave-units 1"
