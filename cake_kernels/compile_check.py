@@ -308,12 +308,12 @@ def main(argv=None) -> int:
              and (not pfx or any(p.name.startswith(x) for x in pfx))]
     if not names:
         ap.error(f"--programs: {args.programs!r} matches no Triton program")
+    forms = ("heads_contiguous", "heads_strided") if args.heads else ("residual" if args.residual else "plain",)
     rows = []
     for name in names:
         prog = registry.get(name)
         for H in Hs:
             for w in ws:
-                forms = ("heads_contiguous", "heads_strided") if args.heads else ("residual" if args.residual else "plain",)
                 if any(prog.supports(H, f, w) for f in forms):
                     rows += compile_program(name, H, args.residual, args.arch, w, args.heads)
     if args.json:
